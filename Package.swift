@@ -1,0 +1,50 @@
+// swift-tools-version:6.0
+// OpenCarKey Gateway: the car side of a phone-as-car-key system.
+// No outside Swift packages: everything below is this repository or a Debian system library.
+import PackageDescription
+
+let package = Package(
+    name: "OpenCarKey",
+    products: [
+        .executable(name: "carkey-agent", targets: ["carkey-agent"]),
+        .executable(name: "carkey", targets: ["carkey"]),
+        .library(name: "Protocol", targets: ["Protocol"]),
+        .library(name: "Drivers", targets: ["Drivers"]),
+    ],
+    targets: [
+        // System libraries (module maps under Sources/C*).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto",
+                       providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CGPIOD", pkgConfig: "libgpiod",
+                       providers: [.apt(["libgpiod-dev"])]),
+        .systemLibrary(name: "CBluetooth", pkgConfig: "bluez",
+                       providers: [.apt(["libbluetooth-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        // Static-inline C helpers for macros and variadic calls Swift cannot import.
+        .target(name: "CShims", dependencies: ["COpenSSL", "CSQLite"]),
+
+        // Pure, deterministic protocol code (sans-IO).
+        .target(name: "Protocol", dependencies: ["COpenSSL", "CShims"]),
+        // Device and service backends, each with a simulated twin.
+        .target(name: "Drivers",
+                dependencies: ["Protocol", "CShims", "CMosquitto", "CGPIOD", "CBluetooth", "CSQLite"]),
+
+        // The daemon that runs on the board.
+        .executableTarget(name: "carkey-agent", dependencies: ["Protocol", "Drivers"],
+                          path: "Sources/GatewayAgent"),
+        // Command-line tool for owners, fleet back ends and field engineers.
+        .executableTarget(name: "carkey", dependencies: ["Protocol", "Drivers"],
+                          path: "Sources/CarKeyTool"),
+        // Benchmarks: a direct-EVP reference in C and the Swift runner (make bench).
+        .target(name: "CBenchReference", dependencies: ["COpenSSL"], path: "Benchmarks/CBenchReference"),
+        .executableTarget(name: "carkey-bench", dependencies: ["Protocol", "Drivers", "CBenchReference"],
+                          path: "Benchmarks/carkey-bench"),
+
+        .testTarget(name: "ProtocolTests", dependencies: ["Protocol"]),
+        .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

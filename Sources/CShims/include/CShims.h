@@ -1,0 +1,23 @@
+// Static-inline helpers for C macros and variadic functions that Swift cannot import.
+// Each helper is one line around the macro it replaces; no logic lives here.
+#ifndef OPENCARKEY_CSHIMS_H
+#define OPENCARKEY_CSHIMS_H
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <sqlite3.h>
+#include <sys/ioctl.h>
+#include <fcntl.h>
+#include <termios.h>
+
+// OPENSSL_free is a macro over CRYPTO_free carrying __FILE__/__LINE__.
+static inline void ock_openssl_free(void *p) { OPENSSL_free(p); }
+
+// SQLITE_TRANSIENT is a cast of -1 to a function pointer: sqlite copies the buffer.
+static inline sqlite3_destructor_type ock_sqlite_transient(void) { return SQLITE_TRANSIENT; }
+
+// open(2) and ioctl(2) are variadic in C.
+static inline int ock_open(const char *path, int flags, unsigned int mode) { return open(path, flags, (mode_t)mode); }
+static inline int ock_ioctl_ptr(int fd, unsigned long request, void *arg) { return ioctl(fd, request, arg); }
+
+#endif
