@@ -32,11 +32,14 @@ let package = Package(
         .target(name: "Drivers",
                 dependencies: ["Protocol", "CShims", "CMosquitto", "CGPIOD", "CBluetooth", "CSQLite"]),
 
+        // Shared argument parsing and subcommand dispatch for the executables.
+        .target(name: "CommandLineKit"),
+
         // The daemon that runs on the board.
-        .executableTarget(name: "carkey-agent", dependencies: ["Protocol", "Drivers"],
+        .executableTarget(name: "carkey-agent", dependencies: ["Protocol", "Drivers", "CommandLineKit"],
                           path: "Sources/GatewayAgent"),
         // Command-line tool for owners, fleet back ends and field engineers.
-        .executableTarget(name: "carkey", dependencies: ["Protocol", "Drivers"],
+        .executableTarget(name: "carkey", dependencies: ["Protocol", "Drivers", "CommandLineKit"],
                           path: "Sources/CarKeyTool"),
         // Benchmarks: a direct-EVP reference in C and the Swift runner (make bench).
         .target(name: "CBenchReference", dependencies: ["COpenSSL"], path: "Benchmarks/CBenchReference"),
@@ -45,6 +48,7 @@ let package = Package(
 
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"]),
         .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol"]),
+        .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
     ],
     swiftLanguageModes: [.v6]
 )
