@@ -1,5 +1,6 @@
 // OpenSSL 3 headers used by the Protocol crypto core and TLS in the MQTT driver.
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/ec.h>
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
