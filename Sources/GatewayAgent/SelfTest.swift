@@ -1,12 +1,7 @@
-// Crypto self-test run by `carkey-agent demo`.
-//
-// TODO(crypto): fill in runCryptoSelfTest() with known-answer checks against
-// Protocol's crypto core (P-256 ECDSA sign/verify, ECDH, HKDF, AES-GCM, ...).
-// It is deliberately an empty stub until that code lands.
+// Crypto self-test run by `carkey-agent demo` (and before the agent serves phones).
+import Protocol
 
-/// Runs the crypto self-test and returns one result per check, in order.
-/// An empty list means no checks are wired up yet.
+/// Runs the crypto known-answer tests and returns one result per check, in order.
 func runCryptoSelfTest() -> [(name: String, passed: Bool)] {
-    // STUB: no checks yet.
-    return []
+    CryptoSelfTest.run().map { ($0.name, $0.passed) }
 }

@@ -180,3 +180,11 @@ final class CryptoTests: XCTestCase {
         XCTAssertNotEqual(try random.randomBytes(32), try random.randomBytes(32))
     }
 }
+
+final class CryptoSelfTestTests: XCTestCase {
+    func testEveryPowerOnCheckPasses() {
+        let results = CryptoSelfTest.run()
+        XCTAssertGreaterThanOrEqual(results.count, 9)
+        for result in results { XCTAssertTrue(result.passed, result.name) }
+    }
+}
