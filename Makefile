@@ -1,0 +1,50 @@
+# OpenCarKey Gateway: the one way in. Run as root or as a user with sudo on Debian 12.
+#
+#   make deps     install missing Debian packages (silent when all are present)
+#   make build    debug build of everything
+#   make run      build and run `carkey-agent demo`
+#   make test     deps + build + every test suite (swift test)
+#   make bench    release build of carkey-bench and run it (one JSON object per line)
+#   make static   statically linked release carkey-agent (builds a static libmosquitto)
+#   make clean    remove build products (.build and build/)
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+# Use swift from PATH, or the toolchain in /opt/swift.
+ifeq ($(shell command -v swift 2>/dev/null),)
+export PATH := /opt/swift/usr/bin:$(PATH)
+endif
+
+SWIFT ?= swift
+# SwiftPM scratch path: the default .build (override only to keep separate build trees).
+SCRATCH ?= .build
+SWIFTPM := --scratch-path $(SCRATCH)
+
+# Shared test data (testdata/ etc.) lives beside the repository; tests read it at run time.
+OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
+export OPENCARKEY_SHARED
+
+.PHONY: deps build run test bench static clean
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	$(SWIFT) build $(SWIFTPM)
+
+run: build
+	$(SCRATCH)/debug/carkey-agent demo
+
+test: deps build
+	$(SWIFT) test $(SWIFTPM)
+
+bench: deps
+	$(SWIFT) build $(SWIFTPM) -c release --product carkey-bench
+	$(SCRATCH)/release/carkey-bench
+
+static: deps
+	@SCRATCH=$(SCRATCH) scripts/build-static.sh
+
+clean:
+	rm -rf $(SCRATCH) build
