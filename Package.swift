@@ -49,6 +49,8 @@ let package = Package(
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"]),
         .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+        // End-to-end: runs the built executables as subprocesses.
+        .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,7 +17,8 @@ let tool = Tool(
     version: BuildInfo.version,
     summary: "OpenCarKey command-line tool",
     commands: [
-        // .keygen, .crypto, .phone, .decode, ...
+        .keygen,
+        .crypto,
     ]
 )
 
