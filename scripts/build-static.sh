@@ -14,8 +14,9 @@
 #   --start-group ... --end-group, and appends swift_static/linux/static-executable-args.lnk
 #   (-lstdc++ -ldl -lpthread -lm ...). Debian's libcrypto.a does not use zlib.
 # - The linker warns that getaddrinfo/getpwuid_r/dlopen "require at runtime the shared
-#   libraries from the glibc version used for linking" (glibc NSS): the binary runs
-#   anywhere, but host-name lookup needs the same glibc's NSS modules on the target.
+#   libraries from the glibc version used for linking" (glibc NSS): the binary needs no
+#   shared libraries to start, but NSS-based lookups (users, groups, hosts beyond
+#   /etc/hosts and DNS) load the target's glibc NSS modules at run time.
 #   Those warnings are kept in build/static/build.log and filtered from the terminal.
 #
 # SCRATCH selects the SwiftPM scratch path (default .build, as `make static` uses).
@@ -70,5 +71,6 @@ human() { numfmt --to=iec-i --suffix=B "$1"; }
 echo "static: binary     $binary ($(human "$(size "$binary")"), with symbols)"
 echo "static: stripped   $stripped ($(size "$stripped") bytes, $(human "$(size "$stripped")"))"
 echo "static: file       ${description#*: }"
+echo "static: file (stripped copy) $(file -b "$stripped")"
 echo "static: --version  $version"
 echo "static: took $(( $(date +%s) - start ))s"
