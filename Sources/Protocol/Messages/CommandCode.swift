@@ -1,0 +1,38 @@
+// The commands a phone can send inside a session, and which permission each one needs.
+
+public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
+    case unlock = 0x01
+    case lock = 0x02
+    case trunkRelease = 0x03
+    case status = 0x04
+    /// The phone confirms a biometric check for passive entry; the car's policy decides what
+    /// it enables, the protocol only carries it authenticated.
+    case userVerified = 0x05
+
+    /// The permission bit required, or nil when any valid key may send it.
+    public var requiredPermission: Permissions? {
+        switch self {
+        case .unlock: return .unlock
+        case .lock: return .lock
+        case .trunkRelease: return .trunk
+        case .status, .userVerified: return nil
+        }
+    }
+
+    public var name: String {
+        switch self {
+        case .unlock: return "unlock"
+        case .lock: return "lock"
+        case .trunkRelease: return "trunk"
+        case .status: return "status"
+        case .userVerified: return "userVerified"
+        }
+    }
+
+    public var description: String { name }
+
+    public init?(name: String) {
+        guard let match = CommandCode.allCases.first(where: { $0.name == name }) else { return nil }
+        self = match
+    }
+}

@@ -1,0 +1,53 @@
+// Plaintext of a Response (car to phone, counters 1, 2, ...): the outcome of one command, or
+// of a rejected message inside the session.
+//
+//   0      command (the CommandCode answered; 0x00 when the message could not be read)
+//   1..2   result (UInt16 BE: 0 = ok, otherwise a FaultCode)
+//   3..4   vehicleState (UInt16 BE bitfield)
+//   5..8   carTime (UInt32 BE, the car's session clock)
+
+public struct ResponseBody: Equatable, Sendable {
+    public static let length = 9
+    /// The command byte used when the car answers a message it could not decrypt or parse.
+    public static let noCommand: UInt8 = 0x00
+
+    public let commandByte: UInt8
+    public let result: UInt16
+    public let vehicleState: VehicleState
+    public let carTime: UInt32
+
+    public init(commandByte: UInt8, result: UInt16, vehicleState: VehicleState, carTime: UInt32) {
+        self.commandByte = commandByte
+        self.result = result
+        self.vehicleState = vehicleState
+        self.carTime = carTime
+    }
+
+    public init(command: CommandCode?, fault: FaultCode?, vehicleState: VehicleState, carTime: UInt32) {
+        self.init(commandByte: command?.rawValue ?? ResponseBody.noCommand, result: fault?.rawValue ?? 0,
+                  vehicleState: vehicleState, carTime: carTime)
+    }
+
+    public var command: CommandCode? { CommandCode(rawValue: commandByte) }
+    public var isOK: Bool { result == 0 }
+    /// Nil when the result is ok or a code this build does not know.
+    public var fault: FaultCode? { FaultCode(rawValue: result) }
+
+    public func encoded() -> Bytes {
+        var out: Bytes = [commandByte]
+        out.appendBE(result)
+        out.appendBE(vehicleState.rawValue)
+        out.appendBE(carTime)
+        return out
+    }
+
+    public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> ResponseBody {
+        var reader = try ByteReader(plaintext: bytes)
+        let command = try reader.byte("command")
+        let result = try reader.uint16BE("result")
+        let state = VehicleState(rawValue: try reader.uint16BE("vehicleState"))
+        let carTime = try reader.uint32BE("carTime")
+        try reader.expectEnd()
+        return ResponseBody(commandByte: command, result: result, vehicleState: state, carTime: carTime)
+    }
+}
