@@ -1,0 +1,24 @@
+// The car engine's tunables, with the defaults docs/protocol.md states.
+
+public struct CarProtocolConfiguration: Sendable, Equatable {
+    public var vehicleID: VehicleID
+    /// How long an issued challenge may be answered (monotonic).
+    public var challengeLifetimeMillis: UInt64 = 10_000
+    /// Allowed |AuthResponse timestamp - car wall time| when the car clock is trusted.
+    public var timestampToleranceSeconds: Int64 = 60
+    /// Session lifetime announced in SessionAccepted and enforced on the monotonic clock.
+    public var sessionLifetimeSeconds: UInt16 = 300
+    /// Largest allowed expiresAt - carNow for a command.
+    public var maxCommandLifetimeSeconds: Int64 = 30
+    /// Links with handshake or session state at once; more get `busy`.
+    public var maxLinks: Int = 8
+    /// How many consumed challenges are remembered to report `reusedChallenge`.
+    public var usedChallengeMemory: Int = 256
+    /// Links whose failure history is kept for rate limiting.
+    public var rateLimitedLinkMemory: Int = 64
+    public var rateLimit = RateLimitPolicy()
+    /// Highest record counter the car will send in one session; then the session ends.
+    public var maxRecordCounter: UInt64 = 1 << 32
+
+    public init(vehicleID: VehicleID) { self.vehicleID = vehicleID }
+}

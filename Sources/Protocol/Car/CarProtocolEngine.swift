@@ -1,0 +1,147 @@
+// The car side of protocol v1 as a pure state machine: bytes and time in, actions out.
+// No IO, no clock reads, no randomness except through the injected sources.
+
+public struct CarProtocolEngine: Sendable {
+    public let configuration: CarProtocolConfiguration
+    let identity: any ProtocolSigner
+    let keys: any KeyDirectory
+    let certificateVerifier: (any ShareCertificateVerifier)?
+    let random: any RandomSource
+    let ephemeralKeys: any EphemeralKeySource
+
+    var links: [LinkID: LinkState] = [:]
+    var usedChallenges: UsedChallengeMemory
+    var rateLimiter: RateLimiter
+    /// Accepted commands between `.perform` and `complete`, also after their session ended, so
+    /// a late completion is still audited. Bounded; oldest tokens are dropped first.
+    var inFlight: [CommandToken: CommandRequest] = [:]
+    var nextToken: UInt64 = 1
+    /// Last state the agent reported; fault Responses carry it rather than a made-up value.
+    var lastVehicleState: VehicleState = []
+
+    public init(configuration: CarProtocolConfiguration,
+                identity: any ProtocolSigner,
+                keys: any KeyDirectory,
+                certificateVerifier: (any ShareCertificateVerifier)? = nil,
+                random: any RandomSource = SystemRandom(),
+                ephemeralKeys: any EphemeralKeySource = SystemEphemeralKeySource()) {
+        self.configuration = configuration
+        self.identity = identity
+        self.keys = keys
+        self.certificateVerifier = certificateVerifier
+        self.random = random
+        self.ephemeralKeys = ephemeralKeys
+        self.usedChallenges = UsedChallengeMemory(capacity: configuration.usedChallengeMemory)
+        self.rateLimiter = RateLimiter(policy: configuration.rateLimit, capacity: configuration.rateLimitedLinkMemory)
+    }
+
+    /// The car identity public key phones pin at enrollment.
+    public var identityPublicKey: P256PublicKey { identity.publicKey }
+
+    /// Handles one message received on `link`.
+    public mutating func receive(_ bytes: Bytes, from link: LinkID, now: ProtocolTime) -> [CarAction] {
+        if case .established = links[link] {
+            return receiveInSession(bytes, link: link, now: now)
+        }
+        if rateLimiter.isBlocked(link, now: now.monotonicMillis) {
+            return rejectBeforeSession(.rateLimited, link: link, keyID: pendingKeyID(link), now: now, countFailure: false)
+        }
+        let message: Message
+        do throws(MessageFormatError) {
+            message = try Message.decode(bytes)
+        } catch {
+            return rejectBeforeSession(error.fault, link: link, keyID: pendingKeyID(link), now: now)
+        }
+        switch message {
+        case .hello(let hello): return handleHello(hello, raw: bytes, link: link, now: now)
+        case .authResponse(let response): return handleAuthResponse(response, raw: bytes, link: link, now: now)
+        case .challenge, .encrypted, .fault:
+            return rejectBeforeSession(.unexpectedMessage, link: link, keyID: pendingKeyID(link), now: now)
+        }
+    }
+
+    /// Finishes a command announced by `.perform`: `result` nil means it was carried out.
+    /// Emits the encrypted Response, or only an audit record if the session is gone.
+    public mutating func complete(_ token: CommandToken, result: FaultCode?, vehicleState: VehicleState,
+                                  now: ProtocolTime) -> [CarAction] {
+        guard let request = inFlight.removeValue(forKey: token) else { return [] }
+        lastVehicleState = vehicleState
+        guard case .established(var session)? = links[request.link], session.inFlight == token else {
+            return [.audit(AuditRecord(.completionDropped, link: request.link, keyID: request.keyID,
+                                       command: request.command, fault: result, now: now))]
+        }
+        session.inFlight = nil
+        let body = ResponseBody(command: request.command, fault: result, vehicleState: vehicleState,
+                                carTime: session.sessionClock(at: now.monotonicMillis))
+        let audit = CarAction.audit(AuditRecord(.commandCompleted, link: request.link, keyID: request.keyID,
+                                                command: request.command, fault: result, now: now))
+        return [audit] + sendInSession(body, session: session, link: request.link, now: now)
+    }
+
+    /// Ends every session and pending handshake of `keyID` at once (revocation). The phone gets
+    /// a final encrypted Response carrying `reason`, then the link is closed.
+    public mutating func terminateSessions(of keyID: KeyID, reason: FaultCode = .revoked, now: ProtocolTime) -> [CarAction] {
+        var actions: [CarAction] = []
+        for (link, state) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            switch state {
+            case .established(let session) where session.keyID == keyID:
+                actions += closeSession(link, session: session, reason: reason, now: now)
+            case .challenged(let pending) where pending.keyID == keyID:
+                links[link] = nil
+                usedChallenges.insert(pending.challenge)
+                actions += [.audit(AuditRecord(.sessionClosed, link: link, keyID: keyID, fault: reason, now: now)),
+                            .closeLink(link)]
+            default:
+                continue
+            }
+        }
+        return actions
+    }
+
+    /// Housekeeping: closes expired sessions and forgets expired challenges. Call periodically.
+    public mutating func tick(now: ProtocolTime) -> [CarAction] {
+        var actions: [CarAction] = []
+        for (link, state) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            switch state {
+            case .established(let session) where session.isExpired(at: now.monotonicMillis):
+                actions += closeSession(link, session: session, reason: .sessionExpired, now: now)
+            case .challenged(let pending) where isExpired(pending, now: now):
+                links[link] = nil
+                usedChallenges.insert(pending.challenge)
+            default:
+                continue
+            }
+        }
+        return actions
+    }
+
+    /// The transport lost the link: drop its state (a pending challenge counts as used).
+    public mutating func linkClosed(_ link: LinkID, now: ProtocolTime) -> [CarAction] {
+        switch links.removeValue(forKey: link) {
+        case .challenged(let pending)?:
+            usedChallenges.insert(pending.challenge)
+            return []
+        case .established(let session)?:
+            return [.audit(AuditRecord(.sessionClosed, link: link, keyID: session.keyID, now: now))]
+        case nil:
+            return []
+        }
+    }
+
+    /// Links that currently hold a session (diagnostics, tests).
+    public var establishedLinks: [LinkID] {
+        links.compactMap { if case .established = $0.value { return $0.key } else { return nil } }.sorted { $0.rawValue < $1.rawValue }
+    }
+
+    func pendingKeyID(_ link: LinkID) -> KeyID? {
+        switch links[link] {
+        case .challenged(let pending)?: return pending.keyID
+        case .established(let session)?: return session.keyID
+        case nil: return nil
+        }
+    }
+
+    func isExpired(_ pending: PendingHandshake, now: ProtocolTime) -> Bool {
+        now.monotonicMillis > pending.issuedAtMillis + configuration.challengeLifetimeMillis
+    }
+}

@@ -1,0 +1,43 @@
+// Per-link protocol state: a link is idle (no entry), waiting for an AuthResponse, or in a
+// session. Ephemeral private keys live only in `PendingHandshake` and die with it.
+
+enum LinkState: Sendable {
+    case challenged(PendingHandshake)
+    case established(CarSession)
+}
+
+struct PendingHandshake: Sendable {
+    let helloBytes: Bytes
+    let keyID: KeyID
+    let record: KeyRecord
+    /// Set when the record came from a share certificate rather than the directory.
+    let certificate: Bytes?
+    let phoneEphemeral: P256PublicKey
+    let carEphemeral: P256PrivateKey
+    let challenge: Bytes
+    let challengeBytes: Bytes
+    let issuedAtMillis: UInt64
+}
+
+struct CarSession: Sendable {
+    let keyID: KeyID
+    /// Snapshot at handshake; the directory is consulted again for every command.
+    let record: KeyRecord
+    let fromCertificate: Bool
+    var channel: SessionChannel
+    let establishedAtMillis: UInt64
+    let lifetimeMillis: UInt64
+    /// carTime sent in SessionAccepted: the session clock's origin.
+    let carTimeAtAccept: UInt32
+    /// The command handed to the agent and not yet completed (one at a time per session).
+    var inFlight: CommandToken?
+
+    func isExpired(at now: UInt64) -> Bool { now >= establishedAtMillis + lifetimeMillis }
+
+    /// carTime at accept plus monotonic elapsed seconds: works without trusted wall time and
+    /// cannot be moved by changing the wall clock.
+    func sessionClock(at now: UInt64) -> UInt32 {
+        let elapsed = (now >= establishedAtMillis ? now - establishedAtMillis : 0) / 1000
+        return UInt32(clamping: UInt64(carTimeAtAccept) + elapsed)
+    }
+}

@@ -1,0 +1,65 @@
+// Field diagnostics (`carkey decode HEX`): any message as readable lines. Encrypted messages
+// show their header only; nothing here needs or touches a key.
+
+public enum MessageDecoder {
+    /// One line per field, or the decoding error with the offending field.
+    public static func describe(_ bytes: Bytes) -> String {
+        do throws(MessageFormatError) {
+            return try lines(for: Message.decode(bytes), length: bytes.count).joined(separator: "\n")
+        } catch {
+            return "invalid message (\(bytes.count) bytes): \(error) [fault \(error.fault.name)]"
+        }
+    }
+
+    /// Parses hex (whitespace and a leading 0x tolerated) and describes it.
+    public static func describe(hex: String) -> String {
+        var text = hex.filter { !$0.isWhitespace && $0 != ":" }
+        if text.hasPrefix("0x") || text.hasPrefix("0X") { text.removeFirst(2) }
+        guard text.utf8.count <= Wire.maxMessageLength * 2 else { return "invalid hex: longer than \(Wire.maxMessageLength) bytes" }
+        guard let bytes = Bytes(hex: text) else { return "invalid hex: odd length or a non-hex character" }
+        return describe(bytes)
+    }
+
+    static func lines(for message: Message, length: Int) -> [String] {
+        switch message {
+        case .hello(let m):
+            return ["Hello (phone -> car), \(length) bytes, version 1",
+                    "  keyID:              \(m.keyID)",
+                    "  phoneEphemeralPub:  \(m.ephemeralPublicKey.hexString)",
+                    "  shareCertificate:   \(m.shareCertificate.isEmpty ? "none" : "\(m.shareCertificate.count) bytes \(m.shareCertificate.hexString)")"]
+        case .challenge(let m):
+            return ["Challenge (car -> phone), \(length) bytes, version 1",
+                    "  challenge:          \(m.challenge.hexString)",
+                    "  carEphemeralPub:    \(m.carEphemeralPublicKey.hexString)",
+                    "  vehicleID:          \"\(m.vehicleID)\"",
+                    "  carSignature (raw): \(m.signature.hexString)"]
+        case .authResponse(let m):
+            return ["AuthResponse (phone -> car), \(length) bytes, version 1",
+                    "  challenge:          \(m.challenge.hexString)",
+                    "  timestamp:          \(m.timestamp) (little-endian, seconds since 1970)",
+                    "  signature (\(m.signatureEncoding.rawValue)): \(m.signature.hexString)"]
+        case .encrypted(let m):
+            return ["\(name(of: m.type)) (encrypted), \(length) bytes, version 1",
+                    "  counter:            \(m.counter)",
+                    "  ciphertext:         \(m.ciphertext.count) bytes",
+                    "  tag:                \(m.tag.hexString)",
+                    "  (contents need the session key)"]
+        case .fault(let m):
+            let name = m.fault.map { "\($0.name): \($0.remediation)" } ?? "unknown fault code"
+            return ["Fault (car -> phone, cleartext), \(length) bytes, version 1",
+                    "  code:               \(m.code) \(name)"]
+        }
+    }
+
+    static func name(of type: MessageType) -> String {
+        switch type {
+        case .hello: return "Hello"
+        case .challenge: return "Challenge"
+        case .sessionAccepted: return "SessionAccepted (car -> phone)"
+        case .command: return "Command (phone -> car)"
+        case .response: return "Response (car -> phone)"
+        case .fault: return "Fault"
+        case .authResponse: return "AuthResponse"
+        }
+    }
+}
