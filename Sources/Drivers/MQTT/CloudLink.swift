@@ -1,0 +1,208 @@
+// The supervised cloud connection: reconnects forever with jittered backoff, announces
+// presence (birth, will, clean offline), and drains the durable outbox into the broker,
+// deleting a message only when the broker's v5 acknowledgement says it was accepted.
+//
+// Single-threaded by design: one owner thread calls `step` in a loop. Time and randomness
+// are injected so the reconnect schedule is testable without waiting.
+
+public struct CloudLinkSettings: Sendable {
+    public var vehicleID: String
+    /// How many outbox messages may be handed to the transport before their acknowledgement.
+    public var window: Int
+    public var willDelaySeconds: UInt32
+    /// Topic filters to subscribe after every CONNACK.
+    public var subscriptions: [String]
+
+    public init(vehicleID: String, window: Int = 32, willDelaySeconds: UInt32 = 10, subscriptions: [String] = []) {
+        self.vehicleID = vehicleID
+        self.window = window
+        self.willDelaySeconds = willDelaySeconds
+        self.subscriptions = subscriptions
+    }
+
+    public var statusTopic: String { "vehicles/\(vehicleID)/status" }
+}
+
+/// What the link reports to the agent (for the console, status and logs). No payloads.
+public enum CloudLinkReport: Sendable, Equatable {
+    case connected(birth: UInt64, sessionPresent: Bool)
+    case connectFailed(String, retryInMillis: UInt64)
+    case connectionLost(String, retryInMillis: UInt64)
+    case refused(outboxID: Int64, topic: String, reasonCode: Int32)
+    case inbound(MQTTInbound)
+}
+
+public enum CloudLinkState: Sendable, Equatable {
+    case waiting(untilMillis: UInt64)
+    case connecting(sinceMillis: UInt64)
+    case connected
+    case stopped
+}
+
+public final class CloudLink {
+    public let settings: CloudLinkSettings
+    private let transport: MQTTTransport
+    private let outbox: OutboxStore
+    private let nextBirthSequence: () throws -> UInt64
+    private let unitRandom: () -> Double
+    public private(set) var state: CloudLinkState = .waiting(untilMillis: 0)
+    public private(set) var backoff = ReconnectBackoff()
+    public private(set) var birth: UInt64 = 0
+    /// Transport message ID -> outbox message, for what was handed over and not yet acknowledged.
+    private var inFlight: [Int32: OutboxMessage] = [:]
+    /// Highest outbox ID handed to the transport in this connection.
+    private var handedUpTo: Int64 = 0
+    public private(set) var lastError: String?
+    /// A CONNACK must arrive within this long after a connect call.
+    public var connectTimeoutMillis: UInt64 = 15_000
+
+    public init(settings: CloudLinkSettings, transport: MQTTTransport, outbox: OutboxStore,
+                nextBirthSequence: @escaping () throws -> UInt64, unitRandom: @escaping () -> Double,
+                backoff: ReconnectBackoff = ReconnectBackoff()) {
+        self.settings = settings
+        self.backoff = backoff
+        self.transport = transport
+        self.outbox = outbox
+        self.nextBirthSequence = nextBirthSequence
+        self.unitRandom = unitRandom
+    }
+
+    public var inFlightCount: Int { inFlight.count }
+
+    /// One pass: connect when due, move bytes for up to `serviceMillis`, pump the outbox.
+    public func step(nowMillis: UInt64, serviceMillis: Int32 = 100) -> [CloudLinkReport] {
+        var reports: [CloudLinkReport] = []
+        switch state {
+        case .stopped:
+            return []
+        case .waiting(let until):
+            guard nowMillis >= until else { return [] }
+            attemptConnect(nowMillis: nowMillis, reports: &reports)
+            if case .waiting = state { return reports }
+        case .connecting(let since):
+            if nowMillis >= since + connectTimeoutMillis {
+                scheduleRetry(nowMillis: nowMillis, because: "no CONNACK within \(connectTimeoutMillis) ms", lost: false, reports: &reports)
+                return reports
+            }
+        case .connected:
+            break
+        }
+        let (events, error) = transport.service(timeoutMillis: serviceMillis)
+        for event in events { handle(event, nowMillis: nowMillis, reports: &reports) }
+        if let error, state != .stopped, !isWaiting {
+            scheduleRetry(nowMillis: nowMillis, because: error.description, lost: state == .connected, reports: &reports)
+        }
+        if state == .connected { pump(nowMillis: nowMillis, reports: &reports) }
+        return reports
+    }
+
+    /// Clean stop: retained "offline", then DISCONNECT (so the broker discards the will).
+    public func stop(drainMillis: UInt64 = 2_000, clock: () -> UInt64) {
+        if state == .connected {
+            let payload = PresencePayload.encode(state: "offline", birth: birth)
+            if let mid = try? transport.publish(MQTTPublish(topic: settings.statusTopic, payload: payload, qos: 1, retain: true)) {
+                let deadline = clock() + drainMillis
+                var acknowledged = false
+                while !acknowledged && clock() < deadline {
+                    let (events, error) = transport.service(timeoutMillis: 50)
+                    acknowledged = events.contains { if case .published(mid, _) = $0 { return true } else { return false } }
+                    if error != nil { break }
+                }
+            }
+            transport.disconnect()
+        }
+        state = .stopped
+    }
+
+    private var isWaiting: Bool {
+        if case .waiting = state { return true }
+        return false
+    }
+
+    private func attemptConnect(nowMillis: UInt64, reports: inout [CloudLinkReport]) {
+        do {
+            // Every connect gets a new birth number; the will carries it so the cloud can tell
+            // which session died.
+            birth = try nextBirthSequence()
+            try transport.setWill(MQTTWill(topic: settings.statusTopic, payload: PresencePayload.encode(state: "lost", birth: birth),
+                                           qos: 1, retain: true, delaySeconds: settings.willDelaySeconds))
+            try transport.connect()
+            state = .connecting(sinceMillis: nowMillis)
+        } catch {
+            scheduleRetry(nowMillis: nowMillis, because: "\(error)", lost: false, reports: &reports)
+        }
+    }
+
+    private func scheduleRetry(nowMillis: UInt64, because reason: String, lost: Bool, reports: inout [CloudLinkReport]) {
+        let delay = backoff.nextDelayMillis(unitRandom: unitRandom())
+        state = .waiting(untilMillis: nowMillis + delay)
+        lastError = reason
+        reports.append(lost ? .connectionLost(reason, retryInMillis: delay) : .connectFailed(reason, retryInMillis: delay))
+    }
+
+    private func handle(_ event: MQTTEvent, nowMillis: UInt64, reports: inout [CloudLinkReport]) {
+        switch event {
+        case .connected(let sessionPresent):
+            state = .connected
+            backoff.reset()
+            lastError = nil
+            // libmosquitto resends what was in flight; anything not yet handed over is re-read
+            // from the outbox after the in-flight ones.
+            handedUpTo = inFlight.values.map(\.id).max() ?? 0
+            try? outbox.releaseRefusals()
+            for filter in settings.subscriptions { try? transport.subscribe(filter, qos: 1) }
+            _ = try? transport.publish(MQTTPublish(topic: settings.statusTopic, payload: PresencePayload.encode(state: "online", birth: birth),
+                                                   qos: 1, retain: true))
+            reports.append(.connected(birth: birth, sessionPresent: sessionPresent))
+        case .connectRefused(let code):
+            transport.disconnect()
+            scheduleRetry(nowMillis: nowMillis, because: "broker refused the connection (reason 0x\(String(code, radix: 16)))", lost: false, reports: &reports)
+        case .disconnected(let code):
+            if state == .connected || !isWaiting {
+                scheduleRetry(nowMillis: nowMillis, because: "disconnected (reason \(code))", lost: true, reports: &reports)
+            }
+        case .published(let messageID, let reasonCode):
+            guard let message = inFlight.removeValue(forKey: messageID) else { return } // presence publishes
+            if reasonCode < 0x80 {
+                do { try outbox.acknowledge(id: message.id) } catch { lastError = "outbox acknowledge: \(error)" }
+            } else {
+                try? outbox.recordRefusal(id: message.id, reasonCode: reasonCode, atMillis: nowMillis)
+                lastError = "broker refused publish to \(message.topic) (reason 0x\(String(reasonCode, radix: 16)))"
+                reports.append(.refused(outboxID: message.id, topic: message.topic, reasonCode: reasonCode))
+            }
+        case .message(let inbound):
+            reports.append(.inbound(inbound))
+        }
+    }
+
+    private func pump(nowMillis: UInt64, reports: inout [CloudLinkReport]) {
+        let room = settings.window - inFlight.count
+        guard room > 0 else { return }
+        let batch: [OutboxMessage]
+        do {
+            batch = try outbox.pending(afterID: handedUpTo, limit: room)
+        } catch {
+            lastError = "outbox read: \(error)"
+            return
+        }
+        for message in batch {
+            let publish = MQTTPublish(topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain,
+                                      userProperties: [MQTTUserProperty("uuid", message.uuid), MQTTUserProperty("seq", String(message.sequence))])
+            do {
+                let mid = try transport.publish(publish)
+                inFlight[mid] = message
+                handedUpTo = message.id
+            } catch {
+                lastError = "publish: \(error)"
+                return
+            }
+        }
+    }
+}
+
+/// The presence payload on vehicles/{id}/status: {"state":"online|offline|lost","birth":N}.
+public enum PresencePayload {
+    public static func encode(state: String, birth: UInt64) -> [UInt8] {
+        Array("{\"state\":\"\(state)\",\"birth\":\(birth)}".utf8)
+    }
+}
