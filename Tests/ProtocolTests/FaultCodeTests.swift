@@ -1,0 +1,53 @@
+// The fault table is wire format: numbers, names and the documented remediation must not drift.
+import XCTest
+@testable import Protocol
+
+final class FaultCodeTests: XCTestCase {
+    func testStableNumbers() {
+        let expected: [(FaultCode, UInt16)] = [
+            (.unknownKey, 1), (.revoked, 2), (.expired, 3), (.notYetValid, 4), (.insufficientPermission, 5),
+            (.badSignature, 6), (.unknownChallenge, 7), (.reusedChallenge, 8), (.challengeExpired, 9),
+            (.staleTimestamp, 10), (.replayedCounter, 11), (.outOfOrderCounter, 12), (.expiredCommand, 13),
+            (.wrongVehicle, 14), (.clockNotTrusted, 15), (.busy, 16), (.rateLimited, 17), (.malformedMessage, 18),
+            (.unsupportedVersion, 19), (.lifetimeTooLong, 20), (.keychainFull, 21), (.decryptionFailed, 22),
+            (.unexpectedMessage, 23), (.sessionExpired, 24), (.invalidCertificate, 25), (.actuationFailed, 26),
+            (.internalError, 27),
+        ]
+        XCTAssertEqual(expected.count, FaultCode.allCases.count)
+        for (fault, number) in expected { XCTAssertEqual(fault.rawValue, number, fault.name) }
+    }
+
+    func testNamesAreUniqueAndRoundTrip() {
+        XCTAssertEqual(Set(FaultCode.allCases.map(\.name)).count, FaultCode.allCases.count)
+        for fault in FaultCode.allCases {
+            XCTAssertEqual(FaultCode(name: fault.name), fault)
+            XCTAssertFalse(fault.remediation.isEmpty)
+        }
+        XCTAssertNil(FaultCode(name: "nope"))
+    }
+
+    /// docs/protocol.md carries the same table; every row must match the code.
+    func testDocumentedFaultTableMatches() throws {
+        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        let path = parts.joined(separator: "/") + "/docs/protocol.md"
+        let doc = try XCTUnwrap(readText(path), "docs/protocol.md missing")
+        for fault in FaultCode.allCases {
+            let row = "| \(fault.rawValue) | `\(fault.name)` | \(fault.remediation) |"
+            XCTAssertTrue(doc.contains(row), "docs/protocol.md lacks the row: \(row)")
+        }
+    }
+
+    private func readText(_ path: String) -> String? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes = Bytes()
+        var chunk = Bytes(repeating: 0, count: 65536)
+        while true {
+            let n = fread(&chunk, 1, chunk.count, file)
+            if n <= 0 { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
