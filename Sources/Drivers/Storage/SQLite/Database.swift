@@ -1,0 +1,106 @@
+// The shareable handle on one SQLite database file: a single connection behind a lock, the
+// durability PRAGMAs, and transactions. Every read and write goes through `transaction` or
+// `read`, so no caller can observe or leave behind a half-applied change.
+//
+// Group commit (the MQTT outbox, later): a writer that collects many enqueues and applies them in
+// one `transaction` pays one WAL fsync for all of them; nothing here assumes one row per commit.
+// A second, read-only connection for concurrent readers can be added beside this one (WAL lets
+// readers run while a writer commits) without changing the transaction API.
+import CSQLite
+
+public final class Database: @unchecked Sendable {
+    /// How long a writer waits for another process's lock (the CLI reading while the agent writes).
+    public static let defaultBusyTimeoutMillis: Int32 = 5000
+
+    // @unchecked Sendable: `connection` is only touched inside `lock.withLock`.
+    private let connection: Connection
+    private let lock = ConnectionLock()
+    public let path: String
+
+    /// Opens (and with `create`, creates) the database and applies the PRAGMAs every connection
+    /// needs: WAL journal, synchronous=FULL (a commit is on disk when it returns), foreign keys,
+    /// a busy timeout, and trusted_schema=OFF (a planted trigger or view cannot call functions
+    /// with side effects).
+    public init(path: String, create: Bool, busyTimeoutMillis: Int32 = Database.defaultBusyTimeoutMillis) throws {
+        connection = try Connection(path: path, create: create)
+        self.path = path
+        let code = sqlite3_busy_timeout(connection.handle, busyTimeoutMillis)
+        guard code == SQLITE_OK else { throw SQLiteError.from(connection.handle, code: code, operation: "busy_timeout") }
+        try connection.execute("PRAGMA trusted_schema = OFF")
+        try connection.execute("PRAGMA foreign_keys = ON")
+        try connection.execute("PRAGMA cell_size_check = ON")
+        // journal_mode answers with the mode in force; a filesystem without shared memory
+        // support would silently keep the rollback journal, so check the answer.
+        let mode = try connection.scalar("PRAGMA journal_mode = WAL")
+        guard case .text(let actual)? = mode, actual.lowercased() == "wal" else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "journal_mode is not WAL", operation: "open \(path)")
+        }
+        try connection.execute("PRAGMA synchronous = FULL")
+        guard try connection.scalar("PRAGMA synchronous") == .integer(2),
+              try connection.scalar("PRAGMA foreign_keys") == .integer(1) else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "synchronous or foreign_keys not applied", operation: "open \(path)")
+        }
+    }
+
+    /// Runs `body` in a write transaction (BEGIN IMMEDIATE: the write lock is taken up front, so
+    /// the transaction cannot fail half-way with SQLITE_BUSY on upgrade). Commits when `body`
+    /// returns; rolls back when it throws, and rethrows. Calling `transaction` or `read` from
+    /// inside `body` is an error (SQLITE_MISUSE), not a deadlock.
+    public func transaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try locked { connection in
+            try connection.execute("BEGIN IMMEDIATE")
+            return try finish(connection, body)
+        }
+    }
+
+    /// Runs `body` in a read transaction: one consistent snapshot across all its queries.
+    /// Writes inside `body` are possible but discouraged; they would upgrade the lock late.
+    public func read<T>(_ body: (Connection) throws -> T) throws -> T {
+        try locked { connection in
+            try connection.execute("BEGIN DEFERRED")
+            return try finish(connection, body)
+        }
+    }
+
+    /// Runs `body` outside any transaction, for statements SQLite refuses inside one
+    /// (wal_checkpoint, VACUUM, integrity checks over the whole file).
+    public func withoutTransaction<T>(_ body: (Connection) throws -> T) throws -> T {
+        try locked(body)
+    }
+
+    /// PRAGMA integrity_check: ["ok"] for a healthy file, otherwise SQLite's findings.
+    public func integrityCheck() throws -> [String] {
+        try locked { connection in
+            try connection.rows("PRAGMA integrity_check").map { row in
+                if case .text(let line)? = row.first { return line }
+                return "unexpected integrity_check row"
+            }
+        }
+    }
+
+    /// Copies committed WAL content into the main file and truncates the WAL.
+    public func checkpoint() throws {
+        try locked { connection in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
+    private func locked<T>(_ body: (Connection) throws -> T) throws -> T {
+        guard !lock.isHeldByCurrentThread else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "nested use of the database from inside a transaction",
+                              operation: "transaction \(path)")
+        }
+        return try lock.withLock { try body(connection) }
+    }
+
+    /// Commits after `body`, or rolls back on any error (from `body` or from COMMIT itself).
+    private func finish<T>(_ connection: Connection, _ body: (Connection) throws -> T) throws -> T {
+        do {
+            let result = try body(connection)
+            try connection.execute("COMMIT")
+            return result
+        } catch {
+            // SQLite may already have rolled back by itself (SQLITE_FULL, SQLITE_IOERR).
+            if connection.inTransaction { try? connection.execute("ROLLBACK") }
+            throw error
+        }
+    }
+}
