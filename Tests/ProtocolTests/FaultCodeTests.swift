@@ -28,26 +28,10 @@ final class FaultCodeTests: XCTestCase {
 
     /// docs/protocol.md carries the same table; every row must match the code.
     func testDocumentedFaultTableMatches() throws {
-        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        let path = parts.joined(separator: "/") + "/docs/protocol.md"
-        let doc = try XCTUnwrap(readText(path), "docs/protocol.md missing")
+        let doc = try XCTUnwrap(readRepositoryFile("docs/protocol.md"), "docs/protocol.md missing")
         for fault in FaultCode.allCases {
             let row = "| \(fault.rawValue) | `\(fault.name)` | \(fault.remediation) |"
             XCTAssertTrue(doc.contains(row), "docs/protocol.md lacks the row: \(row)")
         }
-    }
-
-    private func readText(_ path: String) -> String? {
-        guard let file = fopen(path, "rb") else { return nil }
-        defer { fclose(file) }
-        var bytes = Bytes()
-        var chunk = Bytes(repeating: 0, count: 65536)
-        while true {
-            let n = fread(&chunk, 1, chunk.count, file)
-            if n <= 0 { break }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -217,6 +217,26 @@ final class KnownAnswerTests: XCTestCase {
         XCTAssertTrue(body.isOK)
     }
 
+    /// docs/protocol.md shows the same bytes (hex split over 64-character lines).
+    func testDocumentShowsTheSameValues() throws {
+        let doc = try XCTUnwrap(readRepositoryFile("docs/protocol.md"), "docs/protocol.md missing")
+        var blocks: [String] = []
+        var current = ""
+        for line in doc.split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.isEmpty, line.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) {
+                current += line
+            } else if !current.isEmpty {
+                blocks.append(current)
+                current = ""
+            }
+        }
+        for (name, hex) in KAT.expected {
+            XCTAssertTrue(blocks.contains(hex), "docs/protocol.md lacks \(name)")
+        }
+        XCTAssertTrue(blocks.contains(KAT.carSignatureRaw.hexString))
+        XCTAssertTrue(blocks.contains(KAT.phoneSignatureDER.hexString))
+    }
+
     /// Prints a fresh example (new random signatures) in the doc's and this file's formats.
     func testPrintFreshExample() throws {
         guard getenv("OCK_PRINT_KAT") != nil else { return }

@@ -1,7 +1,27 @@
 // Deterministic keys, randomness, clocks and a car+phone rig shared by the protocol tests.
 import XCTest
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import Protocol
+
+/// A file of this repository as text (the doc checks), or nil when it cannot be read.
+func readRepositoryFile(_ relativePath: String) -> String? {
+    // #filePath is <root>/Tests/ProtocolTests/ProtocolTestSupport.swift.
+    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    guard let file = fopen(parts.joined(separator: "/") + "/" + relativePath, "rb") else { return nil }
+    defer { fclose(file) }
+    var bytes = Bytes()
+    var chunk = Bytes(repeating: 0, count: 65536)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, file)
+        if n <= 0 { break }
+        bytes += chunk[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
 
 enum Fixtures {
     /// A private key whose scalar is SHA-256 of `label` (valid for every label used here).
