@@ -1,0 +1,130 @@
+// The car's persistent state: one SQLite database in the state directory holding sealed
+// records, the audit log and the trusted-time mark. Open it once per process and share it
+// (it is Sendable; one connection behind a lock serialises all access).
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Protocol
+import Synchronization
+
+public final class CarStore: Sendable {
+    /// The time stamped on events the store raises itself (tamper, repairs).
+    public typealias EventClock = @Sendable () -> EventTime
+
+    public let stateDirectory: StateDirectory
+    public let database: Database
+    /// Permissions fixed while opening (also appended to the log as `storage` events).
+    public let repairs: [PermissionRepair]
+    private let sealer: RecordSealer
+    private let random: RandomSource
+    private let clock: EventClock
+    /// Tamper findings already reported by this process (see `TamperFinding`).
+    private let reported = Mutex<Set<TamperFinding>>([])
+
+    /// Opens or creates the store in `stateDirectory`.
+    /// - keyProvider: nil uses `FileKeyProvider` on DIR/storage.key, allowed to create the key
+    ///   only while the database holds no sealed records.
+    /// - clock: stamps the store's own events; the default is the system wall clock marked
+    ///   untrusted (the agent passes its trusted-time source).
+    /// Throws `StorageError` (layout, permissions, key), `MigrationError` (schema newer than this
+    /// code, not our file) or `SQLiteError`.
+    public static func open(stateDirectory path: String, keyProvider: KeyProvider? = nil,
+                            clock: EventClock? = nil, random: RandomSource = SystemRandom()) throws -> CarStore {
+        let directory = StateDirectory(path: path)
+        var repairs = try directory.prepare()
+        let database = try Database(path: directory.databasePath, create: false)
+        try database.migrate(to: StoreSchema.schema)
+        // SQLite has now created the WAL and SHM files: check them too.
+        repairs += try directory.checkDatabaseFiles()
+        let provider = try keyProvider ?? FileKeyProvider(path: directory.storageKeyPath,
+                                                          mayCreate: !Self.holdsSealedRecords(database), random: random)
+        // The sealer keeps the key for the store's lifetime (it is needed for every read).
+        let key = try provider.storageKey()
+        let store = try CarStore(directory: directory, database: database, repairs: repairs,
+                                 sealer: RecordSealer(key: key), random: random, clock: clock ?? Self.untrustedWallClock)
+        if !repairs.isEmpty {
+            try store.write { transaction in
+                for repair in repairs {
+                    try transaction.appendEvent(store.storageEvent(action: "repair permissions", detail: [
+                        ("path", repair.path), ("from", String(repair.oldMode, radix: 8)), ("to", String(repair.newMode, radix: 8)),
+                    ]))
+                }
+            }
+        }
+        return store
+    }
+
+    private init(directory: StateDirectory, database: Database, repairs: [PermissionRepair],
+                 sealer: RecordSealer, random: RandomSource, clock: @escaping EventClock) {
+        self.stateDirectory = directory
+        self.database = database
+        self.repairs = repairs
+        self.sealer = sealer
+        self.random = random
+        self.clock = clock
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in one write transaction: everything it does commits together or not at all.
+    /// Tampered records met inside are reported as events afterwards, even if `body` throws.
+    public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try run(writing: true, body)
+    }
+
+    /// Runs `body` against one consistent snapshot. Use `write` for anything that changes data.
+    public func read<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try run(writing: false, body)
+    }
+
+    private func run<T>(writing: Bool, _ body: (StoreTransaction) throws -> T) throws -> T {
+        var findings = [TamperFinding]()
+        let result: T
+        do {
+            let step = { (connection: Connection) throws -> T in
+                let store = StoreTransaction(connection: connection, sealer: self.sealer, random: self.random)
+                defer { findings = store.findings }
+                return try body(store)
+            }
+            result = writing ? try database.transaction(step) : try database.read(step)
+        } catch {
+            // Report, but the caller's error is the one that matters (often `.tampered` itself).
+            try? report(findings)
+            throw error
+        }
+        try report(findings)
+        return result
+    }
+
+    /// Appends one "tamper detected" event per finding not yet reported by this process.
+    private func report(_ findings: [TamperFinding]) throws {
+        let fresh = reported.withLock { seen in findings.filter { !seen.contains($0) } }
+        guard !fresh.isEmpty else { return }
+        try database.transaction { connection in
+            for finding in Set(fresh) {
+                _ = try EventLog.append(NewEvent(
+                    kind: .tamper, time: clock(), action: "open sealed record", result: "tamper detected",
+                    fault: EventFault(name: "recordTampered"),
+                    detailJSON: JSONText.object([("recordKind", finding.kind.rawValue), ("recordID", finding.id.hexString)])),
+                    connection: connection, random: random)
+            }
+        }
+        reported.withLock { $0.formUnion(fresh) }
+    }
+
+    private func storageEvent(action: String, detail: [(String, String)]) -> NewEvent {
+        NewEvent(kind: .storage, time: clock(), action: action, result: "ok", detailJSON: JSONText.object(detail))
+    }
+
+    private static func holdsSealedRecords(_ database: Database) throws -> Bool {
+        try database.read { try $0.scalar("SELECT EXISTS (SELECT 1 FROM sealed_records)") } == .integer(1)
+    }
+
+    private static let untrustedWallClock: EventClock = {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return EventTime(seconds: Int64(spec.tv_sec), trusted: false)
+    }
+}

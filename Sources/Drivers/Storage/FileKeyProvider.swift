@@ -1,0 +1,76 @@
+// The default KeyProvider: a random 256-bit key in a 0600 file in the state directory. It
+// protects against a copied or edited database, not against someone who can read the whole
+// state directory as this user (a TPM or PKCS#11 provider closes that gap).
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Protocol
+
+public struct FileKeyProvider: KeyProvider {
+    public static let keyLength = 32
+
+    public let path: String
+    /// Whether a missing file may be replaced by a fresh key. `CarStore.open` turns this off
+    /// when the database already holds sealed records, which a new key could never open.
+    public let mayCreate: Bool
+    private let random: RandomSource
+
+    public init(path: String, mayCreate: Bool = true, random: RandomSource = SystemRandom()) {
+        self.path = path
+        self.mayCreate = mayCreate
+        self.random = random
+    }
+
+    /// Reads the key, creating it first when missing and allowed. A file of the wrong size, not
+    /// a regular file, not ours, or readable/writable by group or others is refused, never
+    /// repaired: a key that may have been exposed or replaced must not be used silently.
+    public func storageKey() throws -> Bytes {
+        if let key = try readKey() { return key }
+        guard mayCreate else { throw StorageError.storageKeyMissing(path: path) }
+        var fresh = try random.randomBytes(Self.keyLength)
+        defer { ConstantTime.wipe(&fresh) }
+        do {
+            // Exclusive: two processes starting at once must not each mint a different key.
+            try Files.writeAtomically(fresh, to: path, mode: 0o600, exclusive: true)
+        } catch let error as Errno where error.rawValue == EEXIST {
+            // Lost the race: the winner's key is the key.
+        } catch let error as Errno {
+            throw StorageError.system(error)
+        }
+        guard let key = try readKey() else { throw StorageError.storageKeyMissing(path: path) }
+        return key
+    }
+
+    /// The key, or nil when the file does not exist.
+    private func readKey() throws -> Bytes? {
+        let fd: FileDescriptor
+        do {
+            // O_NOFOLLOW: a symlink planted in place of the key is refused (ELOOP), not followed.
+            fd = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW)
+        } catch let error as Errno where error.rawValue == ENOENT {
+            return nil
+        } catch let error as Errno where error.rawValue == ELOOP {
+            throw StorageError.notARegularFile(path: path)
+        } catch let error as Errno {
+            throw StorageError.system(error)
+        }
+        defer { fd.close() }
+        // Check the opened file itself, so it cannot be swapped between check and read.
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0 else { throw StorageError.system(.current("stat \(path)")) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw StorageError.notARegularFile(path: path) }
+        try StateDirectory.checkOwner(info, path)
+        guard info.st_mode & 0o077 == 0 else { throw StorageError.insecurePermissions(path: path, mode: UInt32(info.st_mode & 0o7777)) }
+        guard info.st_size == Self.keyLength else { throw StorageError.invalidStorageKey(path: path, length: Int(info.st_size)) }
+        var key: Bytes
+        do { key = try fd.read(upTo: Self.keyLength + 1) } catch let error as Errno { throw StorageError.system(error) }
+        guard key.count == Self.keyLength else {
+            let length = key.count
+            ConstantTime.wipe(&key)
+            throw StorageError.invalidStorageKey(path: path, length: length)
+        }
+        return key
+    }
+}

@@ -1,0 +1,47 @@
+// Everything the sealed store can refuse, typed. Messages name paths, modes, record kinds and
+// record IDs (public key IDs and serials), never a key, a payload or a sealed blob.
+import Protocol
+
+public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The state directory path exists but is not a directory.
+    case notADirectory(path: String)
+    /// A state file or directory belongs to another user: refused, because that user could
+    /// read or replace what we store (we do not chown, that would hide the problem).
+    case ownedByAnotherUser(path: String, owner: UInt32)
+    /// A state file that must be a regular file is something else (a symlink, a FIFO, ...).
+    case notARegularFile(path: String)
+    /// A secret file readable or writable by group or others: refused, not repaired, because
+    /// the secret may already have been copied.
+    case insecurePermissions(path: String, mode: UInt32)
+    /// The storage key file does not hold exactly 32 bytes.
+    case invalidStorageKey(path: String, length: Int)
+    /// The storage key is missing while the database already holds sealed records: minting a
+    /// new key would make every record unreadable, so an operator must restore the key.
+    case storageKeyMissing(path: String)
+    /// A key provider returned a key of the wrong size.
+    case invalidStorageKeyLength(Int)
+    /// A sealed record failed authentication: edited, truncated, swapped or under another key.
+    /// It has been reported as a "tamper detected" event and must not be used.
+    case tampered(kind: RecordKind, id: Bytes)
+    /// A caller passed an argument the store does not accept (empty payload, bad kind or ID).
+    case invalidArgument(String)
+    /// A system call failed.
+    case system(Errno)
+
+    public var description: String {
+        switch self {
+        case .notADirectory(let path): return "\(path): not a directory"
+        case .ownedByAnotherUser(let path, let owner): return "\(path): owned by uid \(owner), not by this user; refusing to use it"
+        case .notARegularFile(let path): return "\(path): not a regular file"
+        case .insecurePermissions(let path, let mode):
+            return "\(path): mode \(String(mode, radix: 8)) lets other users in; expected 600"
+        case .invalidStorageKey(let path, let length): return "\(path): storage key must be 32 bytes, found \(length)"
+        case .storageKeyMissing(let path):
+            return "\(path) is missing but the database holds sealed records; restore the key file instead of creating a new one"
+        case .invalidStorageKeyLength(let length): return "storage key must be 32 bytes, key provider returned \(length)"
+        case .tampered(let kind, let id): return "sealed \(kind.rawValue) record \(id.hexString) failed authentication (tampered)"
+        case .invalidArgument(let what): return "invalid argument: \(what)"
+        case .system(let errno): return errno.description
+        }
+    }
+}
