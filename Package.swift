@@ -47,7 +47,9 @@ let package = Package(
                           path: "Benchmarks/carkey-bench"),
 
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"]),
-        .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol"]),
+        // Writer the storage crash test SIGKILLs mid-transaction.
+        .executableTarget(name: "carkey-storage-crasher", dependencies: ["Drivers", "Protocol"], path: "Tests/Helpers/StorageCrasher"),
+        .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol", "carkey-storage-crasher"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // End-to-end: runs the built executables as subprocesses.
         .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent"]),
