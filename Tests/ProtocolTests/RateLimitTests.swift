@@ -75,3 +75,17 @@ final class RateLimitTests: XCTestCase {
         XCTAssertTrue(try rig.run(.unlock).isOK)
     }
 }
+
+final class RateLimitCountingTests: XCTestCase {
+    func testBusyDoesNotCountAsAFailure() throws {
+        var rig = Rig()
+        try rig.handshake()
+        let request = try rig.send(.unlock).performs[0]
+        for _ in 0..<6 {
+            rig.phone.forgetPendingForTest()
+            XCTAssertEqual(try rig.phoneResponse(rig.send(.lock)).fault, .busy)
+        }
+        _ = try rig.phoneResponse(rig.car.complete(request.token, result: nil, vehicleState: [], now: rig.now))
+        XCTAssertTrue(try rig.run(.lock).isOK, "six busy answers did not block the link")
+    }
+}

@@ -80,7 +80,7 @@ extension CarProtocolEngine {
     mutating func rejectInSession(_ fault: FaultCode, link: LinkID, command: CommandCode?, now: ProtocolTime,
                                   countFailure: Bool = true) -> [CarAction] {
         guard case .established(let session)? = links[link] else { return [] }
-        if countFailure { rateLimiter.recordFailure(link, now: now.monotonicMillis) }
+        if countFailure, fault.countsTowardRateLimit { rateLimiter.recordFailure(link, now: now.monotonicMillis) }
         let body = ResponseBody(command: command, fault: fault, vehicleState: lastVehicleState,
                                 carTime: session.sessionClock(at: now.monotonicMillis))
         let audit = CarAction.audit(AuditRecord(.rejected, link: link, keyID: session.keyID, command: command,
@@ -107,7 +107,7 @@ extension CarProtocolEngine {
     /// Refuses a message before a session exists with a cleartext Fault.
     mutating func rejectBeforeSession(_ fault: FaultCode, link: LinkID, keyID: KeyID?, now: ProtocolTime,
                                       countFailure: Bool = true) -> [CarAction] {
-        if countFailure { rateLimiter.recordFailure(link, now: now.monotonicMillis) }
+        if countFailure, fault.countsTowardRateLimit { rateLimiter.recordFailure(link, now: now.monotonicMillis) }
         return [.send(link, FaultMessage(fault).encoded()),
                 .audit(AuditRecord(.rejected, link: link, keyID: keyID, fault: fault, now: now))]
     }

@@ -82,3 +82,14 @@ struct RateLimiter: Sendable {
         entries[link] = entry
     }
 }
+
+extension FaultCode {
+    /// Faults that describe the car's condition rather than something the phone did wrong do
+    /// not count toward the limit: a phone retrying while the car is busy is not an attacker.
+    var countsTowardRateLimit: Bool {
+        switch self {
+        case .rateLimited, .busy, .internalError, .actuationFailed: return false
+        default: return true
+        }
+    }
+}
