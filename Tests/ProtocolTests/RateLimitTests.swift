@@ -74,9 +74,7 @@ final class RateLimitTests: XCTestCase {
         rig.advance(seconds: 30)
         XCTAssertTrue(try rig.run(.unlock).isOK)
     }
-}
 
-final class RateLimitCountingTests: XCTestCase {
     func testBusyDoesNotCountAsAFailure() throws {
         var rig = Rig()
         try rig.handshake()
