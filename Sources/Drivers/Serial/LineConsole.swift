@@ -131,7 +131,7 @@ public final class LineConsole: Sendable {
     }
 }
 
-extension String {
+private extension String {
     /// Leading and trailing spaces and tabs removed (commands are compared by word).
     var trimmingSpaces: String {
         let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
