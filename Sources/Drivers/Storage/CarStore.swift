@@ -20,6 +20,8 @@ public final class CarStore: Sendable {
     private let sealer: RecordSealer
     private let random: RandomSource
     private let clock: EventClock
+    /// Routes appended events into the outbox (installed by the cloud link).
+    private let router = Mutex<EventRouter?>(nil)
     /// Tamper findings already reported by this process (see `TamperFinding`).
     private let reported = Mutex<Set<TamperFinding>>([])
 
@@ -84,7 +86,8 @@ public final class CarStore: Sendable {
         let result: T
         do {
             let step = { (connection: Connection) throws -> T in
-                let store = StoreTransaction(connection: connection, sealer: self.sealer, random: self.random)
+                let store = StoreTransaction(connection: connection, sealer: self.sealer, random: self.random,
+                                             router: self.router.withLock { $0 })
                 defer { findings = store.findings }
                 return try body(store)
             }
@@ -102,16 +105,23 @@ public final class CarStore: Sendable {
     private func report(_ findings: [TamperFinding]) throws {
         let fresh = reported.withLock { seen in findings.filter { !seen.contains($0) } }
         guard !fresh.isEmpty else { return }
+        let route = router.withLock { $0 }
         try database.transaction { connection in
+            let transaction = StoreTransaction(connection: connection, sealer: sealer, random: random, router: route)
             for finding in Set(fresh) {
-                _ = try EventLog.append(NewEvent(
+                _ = try transaction.appendEvent(NewEvent(
                     kind: .tamper, time: clock(), action: "open sealed record", result: "tamper detected",
                     fault: EventFault(name: "recordTampered"),
-                    detailJSON: JSONText.object([("recordKind", finding.kind.rawValue), ("recordID", finding.id.hexString)])),
-                    connection: connection, random: random)
+                    detailJSON: JSONText.object([("recordKind", finding.kind.rawValue), ("recordID", finding.id.hexString)])))
             }
         }
         reported.withLock { $0.formUnion(fresh) }
+    }
+
+    /// From now on every appended event also goes into the outbox as `route(event)` says
+    /// (nil: not published), in the same transaction. Pass nil to stop routing.
+    public func routeEvents(_ route: EventRouter?) {
+        router.withLock { $0 = route }
     }
 
     private func storageEvent(action: String, detail: [(String, String)]) -> NewEvent {

@@ -7,6 +7,7 @@ enum StoreSchema {
 
     static let schema = Schema(applicationID: applicationID, migrations: [
         Migration("sealed records, event log, trusted time", sql: version1),
+        Migration("MQTT outbox, inbound de-duplication, birth counter", sql: OutboxSchema.version2),
     ])
 
     private static let version1 = """

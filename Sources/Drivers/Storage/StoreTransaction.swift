@@ -20,14 +20,19 @@ public final class StoreTransaction {
     let connection: Connection
     private let sealer: RecordSealer
     private let random: RandomSource
+    var randomSource: RandomSource { random }
     /// Tampered rows seen in this transaction; the store reports them after it ends, so a
     /// rollback cannot swallow the report.
     private(set) var findings: [TamperFinding] = []
 
-    init(connection: Connection, sealer: RecordSealer, random: RandomSource) {
+    /// Maps each appended event to its outbox message (set by the cloud link), or nil.
+    private let router: EventRouter?
+
+    init(connection: Connection, sealer: RecordSealer, random: RandomSource, router: EventRouter? = nil) {
         self.connection = connection
         self.sealer = sealer
         self.random = random
+        self.router = router
     }
 
     // MARK: Sealed records
@@ -91,7 +96,10 @@ public final class StoreTransaction {
     /// Appends an audit event and returns it with its sequence number and UUID.
     @discardableResult
     public func appendEvent(_ event: NewEvent) throws -> StoredEvent {
-        try EventLog.append(event, connection: connection, random: random)
+        let stored = try EventLog.append(event, connection: connection, random: random)
+        // Same transaction: an event is never logged without its outbox row, or the reverse.
+        if let entry = router?(stored) { try enqueue(entry) }
+        return stored
     }
 
     /// Events with seq > `since` (exclusive; 0 = from the start), oldest first, at most `limit`.

@@ -1,0 +1,140 @@
+// The durable outbox over the car's SQLite store: what CloudLink drains into the broker.
+//
+// Acknowledgements are buffered and deleted in one transaction before the next read, so a
+// burst of PUBACKs costs one fsync, not one each. A crash before that flush only means the
+// broker sees those messages again: delivery is at-least-once, and the cloud de-duplicates
+// on the UUID carried in every publish.
+import Protocol
+import Synchronization
+
+public final class SQLiteOutbox: OutboxStore, @unchecked Sendable {
+    // @unchecked Sendable: `acknowledged` is behind its Mutex; the store is Sendable.
+    public let store: CarStore
+    private let acknowledged = Mutex<[Int64]>([])
+
+    public init(store: CarStore) {
+        self.store = store
+    }
+
+    public func pending(afterID: Int64, limit: Int) throws -> [OutboxMessage] {
+        try flushAcknowledgements()
+        return try store.read { transaction in
+            // A topic whose earliest waiting message was refused is held whole: per-topic order.
+            try transaction.connection.rows("""
+                SELECT id, uuid, topic, payload, qos, retain, priority, sequence FROM outbox AS o
+                WHERE o.id > ?1 AND o.refused_code IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM outbox AS h
+                                  WHERE h.topic = o.topic AND h.id < o.id AND h.refused_code IS NOT NULL)
+                ORDER BY o.id LIMIT ?2
+                """, [.integer(afterID), .integer(Int64(limit))]).compactMap(Self.message)
+        }
+    }
+
+    public func acknowledge(id: Int64) throws {
+        acknowledged.withLock { $0.append(id) }
+    }
+
+    /// Deletes acknowledged messages and advances the published-events cursor, in one commit.
+    public func flushAcknowledgements() throws {
+        let ids = acknowledged.withLock { ids -> [Int64] in
+            defer { ids.removeAll() }
+            return ids
+        }
+        guard !ids.isEmpty else { return }
+        do {
+            try store.write { transaction in
+                let connection = transaction.connection
+                var highestEvent: Int64 = 0
+                for id in ids {
+                    if case .integer(let seq)? = try connection.scalar(
+                        "SELECT sequence FROM outbox WHERE id = ?1 AND priority IN (?2, ?3)",
+                        [.integer(id), .integer(Int64(OutboxPriority.accessEvent.rawValue)), .integer(Int64(OutboxPriority.event.rawValue))]) {
+                        highestEvent = max(highestEvent, seq)
+                    }
+                    try connection.run("DELETE FROM outbox WHERE id = ?1", [.integer(id)])
+                }
+                guard highestEvent > 0 else { return }
+                // Events below the oldest one still waiting have all reached the broker; with
+                // none waiting, every routed event has.
+                var through = try transaction.lastEventSequence()
+                if case .integer(let oldest)? = try connection.scalar(
+                    "SELECT MIN(sequence) FROM outbox WHERE sequence > 0 AND priority IN (?1, ?2)",
+                    [.integer(Int64(OutboxPriority.accessEvent.rawValue)), .integer(Int64(OutboxPriority.event.rawValue))]) {
+                    through = oldest - 1
+                }
+                if through > (try transaction.eventsPublishedThrough()) {
+                    try transaction.markEventsPublished(through: through)
+                }
+            }
+        } catch {
+            // Keep them for the next flush rather than forget an acknowledgement.
+            acknowledged.withLock { $0.insert(contentsOf: ids, at: 0) }
+            throw error
+        }
+    }
+
+    public func recordRefusal(id: Int64, reasonCode: Int32, atMillis: UInt64) throws {
+        try store.write { transaction in
+            try transaction.connection.run("UPDATE outbox SET refused_code = ?1, refused_ms = ?2 WHERE id = ?3",
+                                           [.integer(Int64(reasonCode)), .integer(wallMillis()), .integer(id)])
+            try Self.setLastError(transaction, "broker refused message \(id) (reason 0x\(String(reasonCode, radix: 16)))")
+        }
+    }
+
+    public func releaseRefusals() throws {
+        try store.write { try $0.connection.run("UPDATE outbox SET refused_code = NULL WHERE refused_code IS NOT NULL") }
+    }
+
+    public func depth() throws -> Int {
+        try flushAcknowledgements()
+        return try store.read { transaction in
+            guard case .integer(let count)? = try transaction.connection.scalar("SELECT COUNT(*) FROM outbox") else { return 0 }
+            return Int(count)
+        }
+    }
+
+    /// Depth, size, oldest age, refusals and the last error, for status displays.
+    public func status(nowMillis: Int64 = wallMillis()) throws -> OutboxStatus {
+        try flushAcknowledgements()
+        return try store.read { transaction in
+            let row = try transaction.connection.rows("""
+                SELECT COUNT(*), COALESCE(SUM(LENGTH(payload)), 0), MIN(enqueued_ms),
+                       SUM(CASE WHEN refused_code IS NULL THEN 0 ELSE 1 END) FROM outbox
+                """).first ?? []
+            func integer(_ index: Int) -> Int64? {
+                guard index < row.count, case .integer(let value) = row[index] else { return nil }
+                return value
+            }
+            var lastError: String? = nil
+            if case .text(let text)? = try transaction.connection.scalar("SELECT value FROM outbox_status WHERE name = 'last_error'") {
+                lastError = text
+            }
+            return OutboxStatus(depth: Int(integer(0) ?? 0), bytes: integer(1) ?? 0,
+                                oldestAgeMillis: integer(2).map { max(0, nowMillis - $0) }, refused: Int(integer(3) ?? 0),
+                                lastError: lastError)
+        }
+    }
+
+    /// Remembers the cloud link's last error for `carkey-agent outbox` (no payloads in it).
+    public func setLastError(_ message: String) throws {
+        try store.write { try Self.setLastError($0, message) }
+    }
+
+    public func nextBirthSequence() throws -> UInt64 {
+        try store.write { try $0.nextBirthSequence() }
+    }
+
+    private static func setLastError(_ transaction: StoreTransaction, _ message: String) throws {
+        try transaction.connection.run("INSERT OR REPLACE INTO outbox_status (name, value) VALUES ('last_error', ?1)",
+                                       [.text(String(message.prefix(300)))])
+    }
+
+    private static func message(_ row: [SQLiteValue]) -> OutboxMessage? {
+        guard row.count == 8, case .integer(let id) = row[0], case .text(let uuid) = row[1], case .text(let topic) = row[2],
+              case .blob(let payload) = row[3], case .integer(let qos) = row[4], case .integer(let retain) = row[5],
+              case .integer(let priority) = row[6], case .integer(let sequence) = row[7],
+              let level = OutboxPriority(rawValue: Int32(priority)) else { return nil }
+        return OutboxMessage(id: id, uuid: uuid, topic: topic, payload: payload, qos: Int32(qos), retain: retain == 1,
+                             priority: level, sequence: sequence)
+    }
+}

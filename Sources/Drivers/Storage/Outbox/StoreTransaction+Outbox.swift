@@ -1,0 +1,69 @@
+// Outbox operations inside a store transaction, so an event and its outbox row (or a command
+// result and the state it changed) commit together.
+#if canImport(Glibc)
+import Glibc
+#endif
+import Protocol
+
+extension StoreTransaction {
+    /// Adds `entry` to the outbox and returns its ID. A state report with a coalesce key first
+    /// removes older unsent reports with the same key. Then, while the outbox is over `budget`,
+    /// the oldest droppable messages (state reports, then plain events) are shed; command
+    /// results and access events are never dropped, even over budget.
+    @discardableResult
+    public func enqueue(_ entry: OutboxEntry, budget: OutboxBudget = OutboxBudget(), nowMillis: Int64 = wallMillis()) throws -> Int64 {
+        if let key = entry.coalesceKey {
+            try connection.run("DELETE FROM outbox WHERE coalesce_key = ?1", [.text(key)])
+        }
+        let uuid = try entry.uuid ?? UUIDv4.make(random: randomSource)
+        try connection.run("""
+            INSERT INTO outbox (uuid, topic, payload, qos, retain, priority, sequence, coalesce_key, enqueued_ms)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+            """, [.text(uuid), .text(entry.topic), .blob(entry.payload), .integer(Int64(entry.qos)), .integer(entry.retain ? 1 : 0),
+                  .integer(Int64(entry.priority.rawValue)), .integer(entry.sequence),
+                  entry.coalesceKey.map { .text($0) } ?? .null, .integer(nowMillis)])
+        let id = connection.lastInsertRowID
+        try shed(toFit: budget)
+        return id
+    }
+
+    private func shed(toFit budget: OutboxBudget) throws {
+        guard case .integer(var total)? = try connection.scalar("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox"),
+              total > budget.maxBytes else { return }
+        let droppable = try connection.rows("""
+            SELECT id, LENGTH(payload) FROM outbox WHERE priority >= ?1 ORDER BY priority DESC, id ASC
+            """, [.integer(Int64(OutboxPriority.event.rawValue))])
+        for row in droppable where total > budget.maxBytes {
+            guard case .integer(let id) = row[0], case .integer(let size) = row[1] else { continue }
+            try connection.run("DELETE FROM outbox WHERE id = ?1", [.integer(id)])
+            total -= size
+        }
+    }
+
+    /// Records an inbound message UUID; false when it was seen before (a duplicate to ignore).
+    /// Keeps the newest `keep` UUIDs.
+    public func markInboundSeen(_ uuid: String, keep: Int = 4096) throws -> Bool {
+        try connection.run("INSERT OR IGNORE INTO inbound_seen (uuid) VALUES (?1)", [.text(uuid)])
+        let fresh = connection.changes == 1
+        if fresh {
+            try connection.run("DELETE FROM inbound_seen WHERE n <= (SELECT MAX(n) FROM inbound_seen) - ?1", [.integer(Int64(keep))])
+        }
+        return fresh
+    }
+
+    /// The next birth number (1, 2, 3, ... across restarts), for the presence messages.
+    public func nextBirthSequence() throws -> UInt64 {
+        try connection.run("UPDATE counters SET value = value + 1 WHERE name = 'birth_seq'")
+        guard case .integer(let value)? = try connection.scalar("SELECT value FROM counters WHERE name = 'birth_seq'") else {
+            throw StorageError.invalidArgument("birth counter missing (schema version 2 not applied)")
+        }
+        return UInt64(value)
+    }
+}
+
+/// Wall-clock milliseconds since 1970 (for outbox ages only; never for security decisions).
+public func wallMillis() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}
