@@ -53,11 +53,17 @@ extension StoreTransaction {
 
     /// The next birth number (1, 2, 3, ... across restarts), for the presence messages.
     public func nextBirthSequence() throws -> UInt64 {
-        try connection.run("UPDATE counters SET value = value + 1 WHERE name = 'birth_seq'")
-        guard case .integer(let value)? = try connection.scalar("SELECT value FROM counters WHERE name = 'birth_seq'") else {
-            throw StorageError.invalidArgument("birth counter missing (schema version 2 not applied)")
+        UInt64(try nextCounter("birth_seq"))
+    }
+
+    /// Increments the named monotone counter (created at 0 on first use) and returns it.
+    public func nextCounter(_ name: String) throws -> Int64 {
+        try connection.run("INSERT OR IGNORE INTO counters (name, value) VALUES (?1, 0)", [.text(name)])
+        try connection.run("UPDATE counters SET value = value + 1 WHERE name = ?1", [.text(name)])
+        guard case .integer(let value)? = try connection.scalar("SELECT value FROM counters WHERE name = ?1", [.text(name)]) else {
+            throw StorageError.invalidArgument("counter \(name) missing")
         }
-        return UInt64(value)
+        return value
     }
 }
 
