@@ -1,0 +1,78 @@
+// The gate every inbound MQTT message passes: known topic, bounded size, well-formed envelope,
+// not seen before. A rejected message is counted and changes nothing.
+import FoundationEssentials
+import Protocol
+
+/// An accepted inbound message: {"id": UUID, "type": "...", "body": HEX}.
+public struct InboundEnvelope: Sendable, Equatable {
+    public let topic: String
+    public let id: String
+    public let type: String
+    /// The signed object or document the type names, decoded from hex; checked by its handler.
+    public let body: Bytes
+}
+
+public enum InboundRejection: String, Error, Sendable, CaseIterable {
+    case unknownTopic, oversized, malformed, duplicate
+}
+
+/// Counts per outcome, for the console and the state report.
+public struct InboundCounters: Sendable, Equatable {
+    public var accepted = 0
+    public var rejected: [InboundRejection: Int] = [:]
+    public init() {}
+}
+
+public final class InboundGate {
+    public static let maximumPayloadBytes = 8 * 1024
+    /// Which envelope types each topic accepts.
+    private let allowed: [String: Set<String>]
+    private let store: CarStore
+    public private(set) var counters = InboundCounters()
+
+    public init(topics: CloudTopics, store: CarStore) {
+        allowed = [topics.commands: ["command", "revocation", "share"], topics.config: ["config"]]
+        self.store = store
+    }
+
+    private struct Envelope: Decodable {
+        let id: String
+        let type: String
+        let body: String
+    }
+
+    public func admit(_ message: MQTTInbound) -> Result<InboundEnvelope, InboundRejection> {
+        let outcome = check(message)
+        switch outcome {
+        case .success: counters.accepted += 1
+        case .failure(let reason): counters.rejected[reason, default: 0] += 1
+        }
+        return outcome
+    }
+
+    private func check(_ message: MQTTInbound) -> Result<InboundEnvelope, InboundRejection> {
+        guard let types = allowed[message.topic] else { return .failure(.unknownTopic) }
+        guard message.payload.count <= Self.maximumPayloadBytes else { return .failure(.oversized) }
+        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(message.payload)),
+              Self.isUUID(envelope.id), types.contains(envelope.type),
+              let body = Bytes(hex: envelope.body) else { return .failure(.malformed) }
+        // Recorded only once well-formed, so garbage cannot push real IDs out of the window.
+        guard let fresh = try? store.write({ try $0.markInboundSeen(envelope.id.lowercased()) }) else { return .failure(.malformed) }
+        guard fresh else { return .failure(.duplicate) }
+        return .success(InboundEnvelope(topic: message.topic, id: envelope.id.lowercased(), type: envelope.type, body: body))
+    }
+
+    /// 8-4-4-4-12 hex digits.
+    static func isUUID(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        guard bytes.count == 36 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if [8, 13, 18, 23].contains(index) {
+                if byte != UInt8(ascii: "-") { return false }
+            } else if !(byte >= 48 && byte <= 57) && !(byte >= 97 && byte <= 102) && !(byte >= 65 && byte <= 70) {
+                return false
+            }
+        }
+        return true
+    }
+}
