@@ -25,7 +25,7 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// Retries a syscall while it fails with EINTR; the one place interrupted calls are handled.
 @inline(__always)
-func retryOnInterrupt<T: FixedWidthInteger>(_ operation: @autoclosure () -> String, _ call: () -> T) throws -> T {
+func retryOnInterrupt<T: FixedWidthInteger>(_ operation: @autoclosure () -> String, _ call: () -> T) throws(Errno) -> T {
     while true {
         let result = call()
         if result >= 0 { return result }
