@@ -17,6 +17,11 @@ public struct CarProtocolConfiguration: Sendable, Equatable {
     /// Links whose failure history is kept for rate limiting.
     public var rateLimitedLinkMemory: Int = 64
     public var rateLimit = RateLimitPolicy()
+    /// Pre-session failures of all links together. Reconnecting gives a phone a fresh link and
+    /// so a clean per-link record; this bound holds across reconnects. More lenient than the
+    /// per-link policy because while it blocks, no phone can start a session.
+    public var globalRateLimit = RateLimitPolicy(failureThreshold: 20, windowMillis: 60_000,
+                                                 basePenaltyMillis: 15_000, maxPenaltyMillis: 300_000)
     /// Highest record counter the car will send in one session; then the session ends.
     public var maxRecordCounter: UInt64 = 1 << 32
 

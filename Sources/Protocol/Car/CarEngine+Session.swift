@@ -107,7 +107,10 @@ extension CarProtocolEngine {
     /// Refuses a message before a session exists with a cleartext Fault.
     mutating func rejectBeforeSession(_ fault: FaultCode, link: LinkID, keyID: KeyID?, now: ProtocolTime,
                                       countFailure: Bool = true) -> [CarAction] {
-        if countFailure, fault.countsTowardRateLimit { rateLimiter.recordFailure(link, now: now.monotonicMillis) }
+        if countFailure, fault.countsTowardRateLimit {
+            rateLimiter.recordFailure(link, now: now.monotonicMillis)
+            _ = preSessionBackoff.recordFailure(now: now.monotonicMillis, policy: configuration.globalRateLimit)
+        }
         return [.send(link, FaultMessage(fault).encoded()),
                 .audit(AuditRecord(.rejected, link: link, keyID: keyID, fault: fault, now: now))]
     }

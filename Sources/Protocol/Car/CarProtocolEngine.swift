@@ -12,6 +12,8 @@ public struct CarProtocolEngine: Sendable {
     var links: [LinkID: LinkState] = [:]
     var usedChallenges: UsedChallengeMemory
     var rateLimiter: RateLimiter
+    /// Car-wide record of failures before a session (rule R0).
+    var preSessionBackoff = FailureBackoff()
     /// Accepted commands between `.perform` and `complete`, also after their session ended, so
     /// a late completion is still audited. Bounded; oldest tokens are dropped first.
     var inFlight: [CommandToken: CommandRequest] = [:]
@@ -43,7 +45,7 @@ public struct CarProtocolEngine: Sendable {
         if case .established = links[link] {
             return receiveInSession(bytes, link: link, now: now)
         }
-        if rateLimiter.isBlocked(link, now: now.monotonicMillis) {
+        if rateLimiter.isBlocked(link, now: now.monotonicMillis) || preSessionBackoff.isBlocked(now: now.monotonicMillis) {
             return rejectBeforeSession(.rateLimited, link: link, keyID: pendingKeyID(link), now: now, countFailure: false)
         }
         let message: Message

@@ -1,5 +1,6 @@
-// Per-link back-off after repeated failures, on monotonic time. Slows down online guessing and
-// flooding; it is not what makes the protocol secure.
+// Back-off after repeated failures, on monotonic time: per link, and car-wide for failures
+// before a session (a phone that reconnects gets a new link, and with it a clean per-link
+// record). Slows down online guessing and flooding; it is not what makes the protocol secure.
 
 public struct RateLimitPolicy: Sendable, Equatable {
     /// Failures within `windowMillis` that trip the limiter.
@@ -18,18 +19,47 @@ public struct RateLimitPolicy: Sendable, Equatable {
     }
 }
 
-struct RateLimiter: Sendable {
-    private struct Entry: Sendable {
-        var failures: [UInt64] = []
-        var blockedUntil: UInt64 = 0
-        var lastPenalty: UInt64 = 0
-        var lastActivity: UInt64 = 0
+/// One failure history with escalating blocks: the state behind the per-link entries and the
+/// car-wide pre-session limiter.
+struct FailureBackoff: Sendable {
+    private var failures: [UInt64] = []
+    private var blockedUntil: UInt64 = 0
+    private var lastPenalty: UInt64 = 0
+    private(set) var lastActivity: UInt64 = 0
+
+    func isBlocked(now: UInt64) -> Bool { now < blockedUntil }
+
+    /// Milliseconds left in the block, for diagnostics.
+    func remainingBlock(now: UInt64) -> UInt64 { now < blockedUntil ? blockedUntil - now : 0 }
+
+    /// Counts one failure. Returns true when this failure starts a block.
+    mutating func recordFailure(now: UInt64, policy: RateLimitPolicy) -> Bool {
+        lastActivity = now
+        if now < blockedUntil { return false }
+        failures.removeAll { now >= $0 + policy.windowMillis }
+        failures.append(now)
+        guard failures.count >= policy.failureThreshold else { return false }
+        // Escalate when the previous block ended recently; otherwise start over at the base.
+        let escalate = lastPenalty > 0 && now < blockedUntil + policy.maxPenaltyMillis
+        let penalty = escalate ? min(lastPenalty * 2, policy.maxPenaltyMillis) : policy.basePenaltyMillis
+        lastPenalty = penalty
+        blockedUntil = now + penalty
+        failures.removeAll()
+        return true
     }
 
+    /// Forgets the failure count but keeps the escalation level.
+    mutating func clearFailures(now: UInt64) {
+        failures.removeAll()
+        lastActivity = now
+    }
+}
+
+struct RateLimiter: Sendable {
     let policy: RateLimitPolicy
     /// Bounded: the least recently active link is forgotten first.
     let capacity: Int
-    private var entries: [LinkID: Entry] = [:]
+    private var entries: [LinkID: FailureBackoff] = [:]
 
     init(policy: RateLimitPolicy, capacity: Int) {
         self.policy = policy
@@ -37,44 +67,28 @@ struct RateLimiter: Sendable {
     }
 
     func isBlocked(_ link: LinkID, now: UInt64) -> Bool {
-        guard let entry = entries[link] else { return false }
-        return now < entry.blockedUntil
+        entries[link]?.isBlocked(now: now) ?? false
     }
 
     /// Milliseconds left in the block, for diagnostics.
     func remainingBlock(_ link: LinkID, now: UInt64) -> UInt64 {
-        guard let entry = entries[link], now < entry.blockedUntil else { return 0 }
-        return entry.blockedUntil - now
+        entries[link]?.remainingBlock(now: now) ?? 0
     }
 
     /// Counts one failure. Returns true when this failure starts a block.
     @discardableResult
     mutating func recordFailure(_ link: LinkID, now: UInt64) -> Bool {
-        var entry = entries[link] ?? Entry()
-        entry.lastActivity = now
+        var entry = entries[link] ?? FailureBackoff()
         defer { store(entry, for: link) }
-        if now < entry.blockedUntil { return false }
-        entry.failures.removeAll { now >= $0 + policy.windowMillis }
-        entry.failures.append(now)
-        guard entry.failures.count >= policy.failureThreshold else { return false }
-        // Escalate when the previous block ended recently; otherwise start over at the base.
-        let escalate = entry.lastPenalty > 0 && now < entry.blockedUntil + policy.maxPenaltyMillis
-        let penalty = escalate ? min(entry.lastPenalty * 2, policy.maxPenaltyMillis) : policy.basePenaltyMillis
-        entry.lastPenalty = penalty
-        entry.blockedUntil = now + penalty
-        entry.failures.removeAll()
-        return true
+        return entry.recordFailure(now: now, policy: policy)
     }
 
     /// A successful authentication clears the failure count but keeps the escalation level.
     mutating func recordSuccess(_ link: LinkID, now: UInt64) {
-        guard var entry = entries[link] else { return }
-        entry.failures.removeAll()
-        entry.lastActivity = now
-        entries[link] = entry
+        entries[link]?.clearFailures(now: now)
     }
 
-    private mutating func store(_ entry: Entry, for link: LinkID) {
+    private mutating func store(_ entry: FailureBackoff, for link: LinkID) {
         if entries[link] == nil, entries.count >= capacity,
            let oldest = entries.min(by: { $0.value.lastActivity < $1.value.lastActivity })?.key {
             entries.removeValue(forKey: oldest)
