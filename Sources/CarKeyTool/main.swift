@@ -19,6 +19,7 @@ let tool = Tool(
     commands: [
         .keygen,
         .crypto,
+        .decode,
     ]
 )
 

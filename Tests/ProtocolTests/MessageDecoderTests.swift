@@ -25,4 +25,15 @@ final class MessageDecoderTests: XCTestCase {
         XCTAssertTrue(MessageDecoder.describe([]).contains("empty message"))
         XCTAssertTrue(MessageDecoder.describe(hex: String(repeating: "00", count: 1025)).contains("longer than 1024"))
     }
+
+    func testHexInputAndThrowingFieldLines() {
+        XCTAssertEqual(MessageDecoder.parseHex("0x7f01 00:01"), .bytes([0x7F, 0x01, 0x00, 0x01]))
+        XCTAssertEqual(MessageDecoder.parseHex("7f0"), .notHex)
+        XCTAssertEqual(MessageDecoder.parseHex(String(repeating: "ab", count: 1025)), .longerThanAMessage)
+        XCTAssertEqual(MessageDecoder.parseHex(String(repeating: "zz", count: 1025)), .notHex)
+        XCTAssertThrowsError(try MessageDecoder.fieldLines([0x01, 0x01, 0xAA])) {
+            XCTAssertEqual($0 as? MessageFormatError, .truncated(field: "keyID", needed: 8, available: 1))
+        }
+        XCTAssertEqual(try MessageDecoder.fieldLines([0x7F, 0x01, 0x00, 0x11]).first, "Fault (car -> phone, cleartext), 4 bytes, version 1")
+    }
 }

@@ -2,22 +2,52 @@
 // show their header only; nothing here needs or touches a key.
 
 public enum MessageDecoder {
-    /// One line per field, or the decoding error with the offending field.
+    /// Hex input as the field tools take it.
+    public enum HexInput: Equatable, Sendable {
+        case bytes(Bytes)
+        /// An odd number of digits or a character that is not a hex digit.
+        case notHex
+        /// Valid-looking but longer than any message; not converted (the parse stays bounded).
+        case longerThanAMessage
+    }
+
+    /// One line per field, or the decoding error naming the offending field.
+    public static func fieldLines(_ bytes: Bytes) throws(MessageFormatError) -> [String] {
+        lines(for: try Message.decode(bytes), length: bytes.count)
+    }
+
+    /// The fields, or the error line `invalid message (N bytes): ... [fault NAME]`.
     public static func describe(_ bytes: Bytes) -> String {
         do throws(MessageFormatError) {
-            return try lines(for: Message.decode(bytes), length: bytes.count).joined(separator: "\n")
+            return try fieldLines(bytes).joined(separator: "\n")
         } catch {
-            return "invalid message (\(bytes.count) bytes): \(error) [fault \(error.fault.name)]"
+            return errorLine(error, length: bytes.count)
         }
     }
 
-    /// Parses hex (whitespace and a leading 0x tolerated) and describes it.
-    public static func describe(hex: String) -> String {
+    public static func errorLine(_ error: MessageFormatError, length: Int) -> String {
+        "invalid message (\(length) bytes): \(error) [fault \(error.fault.name)]"
+    }
+
+    /// Parses hex; whitespace, colons and a leading 0x are tolerated.
+    public static func parseHex(_ hex: String) -> HexInput {
         var text = hex.filter { !$0.isWhitespace && $0 != ":" }
         if text.hasPrefix("0x") || text.hasPrefix("0X") { text.removeFirst(2) }
-        guard text.utf8.count <= Wire.maxMessageLength * 2 else { return "invalid hex: longer than \(Wire.maxMessageLength) bytes" }
-        guard let bytes = Bytes(hex: text) else { return "invalid hex: odd length or a non-hex character" }
-        return describe(bytes)
+        guard text.utf8.count <= Wire.maxMessageLength * 2 else {
+            let digits = text.utf8.allSatisfy { (48...57).contains($0) || (65...70).contains($0) || (97...102).contains($0) }
+            return digits && text.utf8.count % 2 == 0 ? .longerThanAMessage : .notHex
+        }
+        guard let bytes = Bytes(hex: text) else { return .notHex }
+        return .bytes(bytes)
+    }
+
+    /// Parses hex and describes it.
+    public static func describe(hex: String) -> String {
+        switch parseHex(hex) {
+        case .bytes(let bytes): return describe(bytes)
+        case .notHex: return "invalid hex: odd length or a non-hex character"
+        case .longerThanAMessage: return "invalid hex: longer than \(Wire.maxMessageLength) bytes"
+        }
     }
 
     static func lines(for message: Message, length: Int) -> [String] {

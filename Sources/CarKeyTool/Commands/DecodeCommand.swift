@@ -1,0 +1,32 @@
+// `carkey decode HEX`: any protocol message, field by field, for field diagnostics.
+import CommandLineKit
+import Protocol
+
+extension Command {
+    static let decode = Command(
+        name: "decode",
+        summary: "Decode a protocol message field by field (exit 0 decoded, 1 invalid message, 2 bad hex)",
+        discussion: """
+            Uses the car's own decoder (docs/protocol.md). Hex may be split over several
+            arguments and may contain spaces, colons and a leading 0x. Encrypted records show
+            their header only. An undecodable message prints the failing field and its fault.
+            """,
+        arguments: [Positional("hex", arity: .oneOrMore, help: "The message bytes in hex")],
+        action: { invocation in
+            let text = invocation.arguments.arguments("hex").joined()
+            switch MessageDecoder.parseHex(text) {
+            case .notHex:
+                throw UsageError.invalidValue(HexArguments.abbreviate(text), for: "<hex>", expected: "an even number of hex digits")
+            case .longerThanAMessage:
+                throw ToolFailure("invalid message: longer than \(Wire.maxMessageLength) bytes [fault malformedMessage]")
+            case .bytes(let bytes):
+                do throws(MessageFormatError) {
+                    print(try MessageDecoder.fieldLines(bytes).joined(separator: "\n"))
+                    return 0
+                } catch {
+                    throw ToolFailure(MessageDecoder.errorLine(error, length: bytes.count))
+                }
+            }
+        }
+    )
+}
