@@ -1,19 +1,40 @@
+// `carkey-agent run --simulate`: the car with its BLE link simulated on a Unix socket.
 import CommandLineKit
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Drivers
+import Protocol
 
 extension Command {
-    /// `carkey-agent run`: the daemon's main loop (placeholder).
     static let run = Command(
         name: "run",
-        summary: "Run the agent (not yet implemented)",
+        summary: "Run the agent (today: the simulated car, --simulate)",
+        discussion: """
+            Runs the crypto self-test and refuses to start if any check fails. Opens the store
+            in --state-dir (created 0700), loads or creates the car identity key, and writes
+            DIR/car-identity.pub (PEM) and DIR/vehicle-id for tools and tests.
+
+            --simulate serves the BLE characteristic on a Unix socket (default DIR/ble.sock,
+            mode 0600): every message is a 2-byte big-endian length and then exactly the
+            characteristic bytes (docs/protocol.md, "Simulated link"). One connection is one
+            link; at most 8 at once. Actuators are simulated in process.
+
+            --simulate-owner is a simulation bootstrap: each key given is enrolled as an owner
+            with every permission, in memory only, for this run. The keys issue (#4) replaces
+            it with persistent, pairing-enrolled keys.
+
+            Stops cleanly on SIGINT or SIGTERM (the socket is removed). Logs one line per event
+            on stderr; no keys, session keys or signatures are ever logged.
+            """,
+        options: [
+            .flag("simulate", help: "Serve the simulated BLE link on a Unix socket (required for now)"),
+            .value("state-dir", placeholder: "DIR", help: "State directory (store, identity key, socket)"),
+            .value("vehicle-id", placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
+            .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
+            .value("simulate-owner", placeholder: "PUBHEX",
+                   help: "Enroll this SEC1 public key as an owner, in memory (repeatable; simulation only)"),
+        ],
         action: { invocation in
-            writeStderr("\(invocation.displayName): not yet implemented\n")
-            return 1
+            let options = try RunOptions(invocation.arguments)
+            return try SimulatedCar(options: options, log: AgentLog()).run()
         }
     )
 }

@@ -1,0 +1,35 @@
+// Turns the engine's audit records into event-log rows. Only IDs, names and results: the key ID
+// is a public lookup handle; no key material, plaintext or command arguments ever reach here.
+import Drivers
+import Protocol
+
+enum AuditEventMapping {
+    static func event(for record: AuditRecord) -> NewEvent {
+        NewEvent(kind: .accessDecision,
+                 time: EventTime(seconds: record.wallSeconds, trusted: record.wallClockTrusted),
+                 actor: record.keyID?.bytes.hexString,
+                 action: action(record),
+                 result: result(record),
+                 fault: record.fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
+                 detailJSON: #"{"event":"\#(record.event.rawValue)","link":\#(record.link.rawValue)}"#)
+    }
+
+    /// The command when there is one; otherwise what the record is about.
+    static func action(_ record: AuditRecord) -> String {
+        if let command = record.command { return command.name }
+        switch record.event {
+        case .sessionEstablished, .sessionClosed: return "session"
+        case .rejected, .commandCompleted, .completionDropped: return "message"
+        }
+    }
+
+    static func result(_ record: AuditRecord) -> String {
+        switch record.event {
+        case .sessionEstablished: return "established"
+        case .rejected: return "refused"
+        case .commandCompleted: return record.fault == nil ? "ok" : "failed"
+        case .sessionClosed: return "closed"
+        case .completionDropped: return "dropped"
+        }
+    }
+}

@@ -1,0 +1,88 @@
+// The car side of the simulated link: feeds link events to the protocol engine and carries out
+// the engine's actions (send, actuate then complete, audit, close). Single-threaded: the
+// AgentLoop calls it from its poll loop.
+import Drivers
+import Protocol
+
+final class CarService {
+    /// A connection that has not established a session within this time is closed, so idle
+    /// connections cannot hold the link slots (the challenge lifetime is 10 s).
+    static let handshakeTimeoutMillis: UInt64 = 15_000
+
+    private var engine: CarProtocolEngine
+    private let server: SimulatedLinkServer
+    private let actuator: any VehicleActuator
+    private let audit: AuditSink
+    private let clock: AgentClock
+    private let log: AgentLog
+
+    init(engine: CarProtocolEngine, server: SimulatedLinkServer, actuator: any VehicleActuator,
+         audit: AuditSink, clock: AgentClock, log: AgentLog) {
+        self.engine = engine
+        self.server = server
+        self.actuator = actuator
+        self.audit = audit
+        self.clock = clock
+        self.log = log
+    }
+
+    func handle(_ event: SimulatedLinkServer.Event) {
+        switch event {
+        case .connected(let link):
+            log.info("\(link) connected")
+        case .message(let link, let bytes):
+            // Messages read before the agent closed this link are moot.
+            guard server.isOpen(link) else { return }
+            execute(engine.receive(bytes, from: link, now: clock.now()))
+        case .closed(let link, let reason):
+            log.info("\(link) closed: \(reason)")
+            execute(engine.linkClosed(link, now: clock.now()))
+        case .refusedBusy:
+            log.info("connection refused: busy (\(server.configuration.maxConnections) links open)")
+        }
+    }
+
+    /// Once a second: engine housekeeping, then connections that never authenticated.
+    func tick() {
+        let now = clock.now()
+        execute(engine.tick(now: now))
+        let established = Set(engine.establishedLinks)
+        for link in server.links where !established.contains(link) {
+            guard let since = server.connectedAt(link), now.monotonicMillis >= since + Self.handshakeTimeoutMillis else { continue }
+            log.info("\(link) closed: no session within \(Self.handshakeTimeoutMillis / 1000) s")
+            server.close(link)
+            execute(engine.linkClosed(link, now: now))
+        }
+    }
+
+    func shutdown() {
+        let now = clock.now()
+        for link in server.links { execute(engine.linkClosed(link, now: now)) }
+        server.shutdown()
+    }
+
+    /// Runs actions in order; actions they cause (a completion's Response) run after them.
+    private func execute(_ actions: [CarAction]) {
+        var queue = actions[...]
+        while let action = queue.popFirst() {
+            switch action {
+            case .send(let link, let bytes):
+                if case .closed(_, let reason)? = server.send(bytes, to: link) {
+                    log.info("\(link) closed: \(reason)")
+                    queue += engine.linkClosed(link, now: clock.now())
+                }
+            case .authenticated(let grant):
+                log.info("\(grant.link) session established: key \(grant.keyID), \(grant.record.role), permissions \(grant.record.permissions)")
+            case .perform(let request):
+                let result = actuator.perform(request.command, args: request.args)
+                log.info("\(request.link) \(request.command): \(result.summary), result \(result.fault?.name ?? "ok"), state \(result.state)")
+                queue += engine.complete(request.token, result: result.fault, vehicleState: result.state, now: clock.now())
+            case .audit(let record):
+                audit.record(record)
+            case .closeLink(let link):
+                server.close(link)
+                log.info("\(link) closed by the car")
+            }
+        }
+    }
+}
