@@ -43,13 +43,15 @@ let package = Package(
                           path: "Sources/CarKeyTool"),
         // Benchmarks: a direct-EVP reference in C and the Swift runner (make bench).
         .target(name: "CBenchReference", dependencies: ["COpenSSL"], path: "Benchmarks/CBenchReference"),
-        .executableTarget(name: "carkey-bench", dependencies: ["Protocol", "Drivers", "CBenchReference"],
+        .executableTarget(name: "carkey-bench", dependencies: ["Protocol", "Drivers", "CBenchReference", "TestHarness"],
                           path: "Benchmarks/carkey-bench"),
 
+        // Real services for tests and benchmarks (a mosquitto broker on loopback).
+        .target(name: "TestHarness", path: "Tests/Harness"),
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"]),
         // Writer the storage crash test SIGKILLs mid-transaction.
         .executableTarget(name: "carkey-storage-crasher", dependencies: ["Drivers", "Protocol"], path: "Tests/Helpers/StorageCrasher"),
-        .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol", "carkey-storage-crasher"]),
+        .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol", "TestHarness", "carkey-storage-crasher"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // End-to-end: runs the built executables as subprocesses.
         .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent"]),

@@ -7,6 +7,7 @@ import Glibc
 
 do {
     try ECDSAVerifyBench.run()
+    try OutboxBench.run()
 } catch {
     let line = Array("carkey-bench: \(error)\n".utf8)
     _ = write(2, line, line.count)

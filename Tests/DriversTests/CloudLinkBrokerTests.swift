@@ -1,6 +1,7 @@
 // The cloud link against a real mosquitto broker on loopback.
 import XCTest
 @testable import Drivers
+import TestHarness
 
 final class CloudLinkBrokerTests: XCTestCase {
     private func makeLink(_ broker: MosquittoBroker, outbox: MemoryOutbox, vehicle: String = "VIN1") throws -> (CloudLink, MosquittoTransport) {

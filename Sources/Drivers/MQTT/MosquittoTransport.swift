@@ -30,10 +30,15 @@ public struct MQTTConnectOptions: Sendable, Equatable {
     public var tls: MQTTTLSFiles?
     public var username: String?
     public var password: String?
+    /// QoS 1/2 messages in flight at once. TCP and libmosquitto's in-order resend keep first
+    /// arrivals in order per topic; after a reconnect, duplicates may follow (the cloud
+    /// de-duplicates by UUID).
+    public var sendMaximum: Int32
 
     public init(endpoint: MQTTEndpoint, clientID: String, keepaliveSeconds: Int32 = 30,
                 sessionExpirySeconds: UInt32 = 7 * 24 * 3600, tls: MQTTTLSFiles? = nil,
-                username: String? = nil, password: String? = nil) {
+                username: String? = nil, password: String? = nil, sendMaximum: Int32 = 32) {
+        self.sendMaximum = sendMaximum
         self.endpoint = endpoint
         self.clientID = clientID
         self.keepaliveSeconds = keepaliveSeconds
@@ -67,8 +72,7 @@ public final class MosquittoTransport: MQTTTransport {
         self.handle = handle
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5), "protocol version")
-        // One in-flight message keeps per-topic order even across a resend after reconnect.
-        try check(mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, 1), "send maximum")
+        try check(mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, options.sendMaximum), "send maximum")
         try check(mosquitto_threaded_set(handle, true), "threaded")
         if let username = options.username {
             try check(mosquitto_username_pw_set(handle, username, options.password), "credentials")

@@ -63,7 +63,10 @@ public final class GroupCommitter: @unchecked Sendable {
     private func commit(_ batch: [(ticket: UInt64, entry: OutboxEntry)]) -> [(UInt64, Result<Int64, Error>)] {
         do {
             let ids = try outbox.store.write { transaction in
-                try batch.map { try transaction.enqueue($0.entry, budget: budget) }
+                // The budget is checked once per batch, not once per message.
+                let ids = try batch.map { try transaction.enqueue($0.entry, budget: nil) }
+                try transaction.shed(toFit: budget)
+                return ids
             }
             return zip(batch, ids).map { ($0.ticket, .success($1)) }
         } catch {

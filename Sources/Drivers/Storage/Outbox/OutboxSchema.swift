@@ -18,6 +18,19 @@ enum OutboxSchema {
             refused_ms   INTEGER
         );
         CREATE INDEX outbox_by_topic ON outbox (topic, id);
+        -- Refused messages hold their topic; this keeps that check O(log n) per row.
+        CREATE INDEX outbox_refused ON outbox (topic, id) WHERE refused_code IS NOT NULL;
+
+        -- Payload bytes waiting, kept by triggers so the disk budget check is O(1).
+        CREATE TABLE outbox_size (
+            id    INTEGER PRIMARY KEY CHECK (id = 1),
+            bytes INTEGER NOT NULL
+        );
+        INSERT INTO outbox_size (id, bytes) VALUES (1, 0);
+        CREATE TRIGGER outbox_size_insert AFTER INSERT ON outbox
+        BEGIN UPDATE outbox_size SET bytes = bytes + LENGTH(new.payload) WHERE id = 1; END;
+        CREATE TRIGGER outbox_size_delete AFTER DELETE ON outbox
+        BEGIN UPDATE outbox_size SET bytes = bytes - LENGTH(old.payload) WHERE id = 1; END;
         CREATE INDEX outbox_by_coalesce ON outbox (coalesce_key) WHERE coalesce_key IS NOT NULL;
 
         -- Inbound message UUIDs already handled (the newest N are kept).

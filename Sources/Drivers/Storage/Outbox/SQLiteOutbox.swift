@@ -1,9 +1,9 @@
 // The durable outbox over the car's SQLite store: what CloudLink drains into the broker.
 //
-// Acknowledgements are buffered and deleted in one transaction before the next read, so a
-// burst of PUBACKs costs one fsync, not one each. A crash before that flush only means the
-// broker sees those messages again: delivery is at-least-once, and the cloud de-duplicates
-// on the UUID carried in every publish.
+// Acknowledgements are buffered and deleted together (every `flushIntervalMillis`, every
+// `flushBatch` acks, or when someone asks for the depth), so a burst of PUBACKs costs one
+// fsync, not one each. A crash before that flush only means the broker sees those messages
+// again: delivery is at-least-once, and the cloud de-duplicates on the UUID in every publish.
 import Protocol
 import Synchronization
 
@@ -11,14 +11,23 @@ public final class SQLiteOutbox: OutboxStore, @unchecked Sendable {
     // @unchecked Sendable: `acknowledged` is behind its Mutex; the store is Sendable.
     public let store: CarStore
     private let acknowledged = Mutex<[Int64]>([])
+    private let lastFlush = Mutex<UInt64>(0)
+    public var flushIntervalMillis: UInt64 = 200
+    public var flushBatch = 512
 
     public init(store: CarStore) {
         self.store = store
     }
 
     public func pending(afterID: Int64, limit: Int) throws -> [OutboxMessage] {
-        try flushAcknowledgements()
-        return try store.read { transaction in
+        let now = monotonicNow()
+        let (count, due) = acknowledged.withLock { ids in (ids.count, ids.count >= flushBatch) }
+        if due || (count > 0 && now >= lastFlush.withLock { $0 } + flushIntervalMillis) {
+            try flushAcknowledgements()
+            lastFlush.withLock { $0 = now }
+        }
+        let done = Set(acknowledged.withLock { $0 })
+        let rows = try store.read { transaction in
             // A topic whose earliest waiting message was refused is held whole: per-topic order.
             try transaction.connection.rows("""
                 SELECT id, uuid, topic, payload, qos, retain, priority, sequence FROM outbox AS o
@@ -26,8 +35,10 @@ public final class SQLiteOutbox: OutboxStore, @unchecked Sendable {
                   AND NOT EXISTS (SELECT 1 FROM outbox AS h
                                   WHERE h.topic = o.topic AND h.id < o.id AND h.refused_code IS NOT NULL)
                 ORDER BY o.id LIMIT ?2
-                """, [.integer(afterID), .integer(Int64(limit))]).compactMap(Self.message)
+                """, [.integer(afterID), .integer(Int64(limit + done.count))]).compactMap(Self.message)
         }
+        // Acknowledged but not yet deleted: never hand those out again.
+        return Array(rows.lazy.filter { !done.contains($0.id) }.prefix(limit))
     }
 
     public func acknowledge(id: Int64) throws {

@@ -11,7 +11,7 @@ extension StoreTransaction {
     /// the oldest droppable messages (state reports, then plain events) are shed; command
     /// results and access events are never dropped, even over budget.
     @discardableResult
-    public func enqueue(_ entry: OutboxEntry, budget: OutboxBudget = OutboxBudget(), nowMillis: Int64 = wallMillis()) throws -> Int64 {
+    public func enqueue(_ entry: OutboxEntry, budget: OutboxBudget? = OutboxBudget(), nowMillis: Int64 = wallMillis()) throws -> Int64 {
         if let key = entry.coalesceKey {
             try connection.run("DELETE FROM outbox WHERE coalesce_key = ?1", [.text(key)])
         }
@@ -23,12 +23,13 @@ extension StoreTransaction {
                   .integer(Int64(entry.priority.rawValue)), .integer(entry.sequence),
                   entry.coalesceKey.map { .text($0) } ?? .null, .integer(nowMillis)])
         let id = connection.lastInsertRowID
-        try shed(toFit: budget)
+        if let budget { try shed(toFit: budget) }
         return id
     }
 
-    private func shed(toFit budget: OutboxBudget) throws {
-        guard case .integer(var total)? = try connection.scalar("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM outbox"),
+    /// Sheds droppable messages, oldest and least important first, until the outbox fits.
+    public func shed(toFit budget: OutboxBudget) throws {
+        guard case .integer(var total)? = try connection.scalar("SELECT bytes FROM outbox_size WHERE id = 1"),
               total > budget.maxBytes else { return }
         let droppable = try connection.rows("""
             SELECT id, LENGTH(payload) FROM outbox WHERE priority >= ?1 ORDER BY priority DESC, id ASC

@@ -8,6 +8,10 @@ import Protocol
 public final class Connection {
     let handle: OpaquePointer
     public let path: String
+    /// Prepared statements by SQL text, reused by run/rows/scalar: preparing costs more than
+    /// running a small statement, and the outbox runs the same few statements thousands of times.
+    private var statementCache: [String: Statement] = [:]
+    private static let statementCacheLimit = 64
 
     /// Opens `path` read-write. `create` adds SQLITE_OPEN_CREATE; symbolic links are refused
     /// (SQLITE_OPEN_NOFOLLOW) so a planted link cannot redirect the database elsewhere.
@@ -50,14 +54,24 @@ public final class Connection {
         }
     }
 
-    /// Prepares, binds and runs a statement that returns no rows.
+    /// The cached prepared statement for `sql` (prepared on first use).
+    func cached(_ sql: String) throws -> Statement {
+        if let statement = statementCache[sql] { return statement }
+        let statement = try prepare(sql)
+        if statementCache.count >= Self.statementCacheLimit { statementCache.removeAll() }
+        statementCache[sql] = statement
+        return statement
+    }
+
+    /// Prepares (once), binds and runs a statement that returns no rows.
     public func run(_ sql: String, _ values: [SQLiteValue] = []) throws {
-        try prepare(sql).bind(values).run()
+        try cached(sql).bind(values).run()
     }
 
     /// The rows of a query, each as its column values.
     public func rows(_ sql: String, _ values: [SQLiteValue] = []) throws -> [[SQLiteValue]] {
-        let statement = try prepare(sql).bind(values)
+        let statement = try cached(sql).bind(values)
+        defer { statement.reset() }
         var out = [[SQLiteValue]]()
         while try statement.step() {
             out.append((0..<statement.columnCount).map { statement.value($0) })
@@ -67,7 +81,8 @@ public final class Connection {
 
     /// The first column of the first row, or nil when the query returns no row.
     public func scalar(_ sql: String, _ values: [SQLiteValue] = []) throws -> SQLiteValue? {
-        let statement = try prepare(sql).bind(values)
+        let statement = try cached(sql).bind(values)
+        defer { statement.reset() }
         guard try statement.step() else { return nil }
         return statement.value(0)
     }

@@ -78,6 +78,9 @@ public final class Statement {
         }
     }
 
+    /// Ends the current execution (releasing its read lock) without clearing bindings.
+    public func reset() { sqlite3_reset(handle) }
+
     /// Runs a statement that returns no rows (or whose rows are ignored) to completion.
     public func run() throws {
         while try step() {}

@@ -1,17 +1,16 @@
-// A real mosquitto broker on a free loopback port, started and stopped by the tests.
-import XCTest
+// A real mosquitto broker on a free loopback port, started and stopped by tests and benchmarks.
 #if canImport(Glibc)
 import Glibc
 #endif
 
-final class MosquittoBroker {
-    let port: Int32
-    let folder: String
-    private(set) var pid: pid_t = 0
+public final class MosquittoBroker {
+    public let port: Int32
+    public let folder: String
+    public private(set) var pid: pid_t = 0
     private let aclRules: String?
 
     /// `aclRules`: mosquitto acl_file content (e.g. "topic write vehicles/+/status"), or nil.
-    init(aclRules: String? = nil) throws {
+    public init(aclRules: String? = nil) throws {
         port = try Self.freeLoopbackPort()
         var template = Array("/tmp/opencarkey-broker-XXXXXX".utf8CString)
         folder = String(cString: mkdtemp(&template)!)
@@ -41,10 +40,10 @@ final class MosquittoBroker {
         rmdir(folder)
     }
 
-    var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
 
     /// Starts the broker and waits until it accepts TCP connections (at most 5 s).
-    func start() throws {
+    public func start() throws {
         guard pid == 0 else { return }
         let candidates: [String] = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"]
         let path = candidates.first { access($0, X_OK) == 0 }
@@ -74,7 +73,7 @@ final class MosquittoBroker {
     }
 
     /// SIGTERM (clean: the broker saves its persistence file) or SIGKILL.
-    func stop(signal: Int32 = SIGTERM) {
+    public func stop(signal: Int32 = SIGTERM) {
         guard pid != 0 else { return }
         kill(pid, signal)
         var status: Int32 = 0
@@ -82,9 +81,9 @@ final class MosquittoBroker {
         pid = 0
     }
 
-    enum BrokerError: Error { case notInstalled, spawnFailed, notListening(Int32, log: String) }
+    public enum BrokerError: Error { case notInstalled, spawnFailed, notListening(Int32, log: String) }
 
-    static func freeLoopbackPort() throws -> Int32 {
+    public static func freeLoopbackPort() throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -99,7 +98,7 @@ final class MosquittoBroker {
         return Int32(UInt16(bigEndian: address.sin_port))
     }
 
-    static func canConnect(port: Int32) -> Bool {
+    public static func canConnect(port: Int32) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
