@@ -20,6 +20,7 @@ let tool = Tool(
         .keygen,
         .crypto,
         .decode,
+        .phone,
     ]
 )
 

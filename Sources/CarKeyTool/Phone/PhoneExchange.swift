@@ -1,0 +1,89 @@
+// One phone visit: connect, handshake, one command, with the reference phone state machine
+// (PhoneProtocolSession) over the simulated link. Every wait is bounded by the link timeout.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Drivers
+import Protocol
+
+enum PhoneOutcome {
+    /// The car answered the command (result ok or a fault inside the session).
+    case response(ResponseBody, session: SessionAcceptedBody, handshakeMillis: Double, commandMillis: Double)
+    /// A cleartext Fault before the session: the handshake is over. Unauthenticated advice.
+    case faultBeforeSession(FaultMessage)
+    /// The phone refused the car's Challenge and signed nothing.
+    case refusedByPhone(PhoneError)
+}
+
+struct PhoneExchangeFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+struct PhoneExchange {
+    let options: PhoneOptions
+    let clock: any MonotonicClock = SystemClock()
+
+    func run() throws -> PhoneOutcome {
+        var configuration = PhoneConfiguration(longTermKey: options.key, carIdentityKey: options.carKey, vehicleID: options.vehicleID)
+        configuration.signatureEncoding = options.encoding
+        var phone = PhoneProtocolSession(configuration: configuration)
+        let link = try attempt { try SimulatedLinkClient(socketPath: options.socketPath, timeoutMillis: options.timeoutMillis) }
+
+        let handshakeStart = Self.preciseMillis()
+        try attempt { try link.send(try phone.start()) }
+        var session: SessionAcceptedBody?
+        while session == nil {
+            let bytes = try attempt { try link.receive() }
+            let event: PhoneEvent
+            do {
+                event = try phone.receive(bytes, now: now())
+            } catch {
+                switch error {
+                case .wrongVehicle, .carSignatureInvalid, .invalidCarEphemeralKey: return .refusedByPhone(error)
+                default: throw PhoneExchangeFailure(description: "the car sent something the phone refuses: \(error)")
+                }
+            }
+            switch event {
+            case .send(let response): try attempt { try link.send(response) }
+            case .established(let accepted): session = accepted
+            case .fault(let fault): return .faultBeforeSession(fault)
+            case .response: throw PhoneExchangeFailure(description: "unexpected Response during the handshake")
+            }
+        }
+        let handshakeMillis = Self.preciseMillis() - handshakeStart
+
+        let commandStart = Self.preciseMillis()
+        try attempt { try link.send(try phone.command(options.command, now: now())) }
+        while true {
+            let bytes = try attempt { try link.receive() }
+            let event = try attempt { try phone.receive(bytes, now: now()) }
+            if case .response(let body) = event {
+                return .response(body, session: session!, handshakeMillis: handshakeMillis,
+                                 commandMillis: Self.preciseMillis() - commandStart)
+            }
+        }
+    }
+
+    private func now() -> ProtocolTime {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        // The phone's own clock; the car decides whether it trusts its own.
+        return ProtocolTime(monotonicMillis: clock.nowMillis(), wallSeconds: Int64(spec.tv_sec), wallClockTrusted: true)
+    }
+
+    /// Runs a link or protocol step; its error becomes a one-line failure.
+    private func attempt<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch { throw PhoneExchangeFailure(description: "\(error)") }
+    }
+}
+
+extension PhoneExchange {
+    /// Monotonic milliseconds with a fractional part, for the printed timings.
+    static func preciseMillis() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) * 1000 + Double(spec.tv_nsec) / 1_000_000
+    }
+}

@@ -1,0 +1,41 @@
+// What `carkey phone` prints: the result first (`ok` or `fault: NAME (CODE)`), then the vehicle
+// state, the session facts and the timings; remediation advice goes to stderr.
+import CommandLineKit
+import Protocol
+
+enum PhoneReport {
+    /// Prints `outcome` and returns the exit status: 0 only for an ok Response.
+    static func print(_ outcome: PhoneOutcome, command: CommandCode) -> Int32 {
+        switch outcome {
+        case .response(let body, let session, let handshakeMillis, let commandMillis):
+            Swift.print(body.isOK ? "ok" : faultLine(body.result))
+            Swift.print("command: \(command)")
+            Swift.print("vehicle state: \(body.vehicleState)")
+            Swift.print("key: \(session.role), permissions \(session.permissions)")
+            Swift.print("car time: \(body.carTime) (car clock \(session.clockTrusted ? "trusted" : "not trusted"))")
+            Swift.print("handshake ms: \(format(handshakeMillis))")
+            Swift.print("command ms: \(format(commandMillis))")
+            if let fault = body.fault { writeStderr("carkey phone: \(fault.remediation)\n") }
+            return body.isOK ? 0 : 1
+        case .faultBeforeSession(let message):
+            Swift.print(faultLine(message.code))
+            if let fault = message.fault { writeStderr("carkey phone: \(fault.remediation)\n") }
+            return 1
+        case .refusedByPhone(let error):
+            if case .wrongVehicle = error { Swift.print(faultLine(FaultCode.wrongVehicle.rawValue)) } else { Swift.print("refused: \(error)") }
+            writeStderr("carkey phone: refused by the phone before signing: \(error)\n")
+            return 1
+        }
+    }
+
+    /// `fault: unknownKey (1)`, or the bare number for a code this build does not know.
+    static func faultLine(_ code: UInt16) -> String {
+        "fault: " + (FaultCode(rawValue: code)?.description ?? "\(code) (unknown code)")
+    }
+
+    static func format(_ millis: Double) -> String {
+        let hundredths = Int((millis * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}
