@@ -54,7 +54,8 @@ let package = Package(
         .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol", "TestHarness", "carkey-storage-crasher"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // End-to-end: runs the built executables as subprocesses.
-        .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent"]),
+        // (Drivers and Protocol to read the agent's store and speak raw protocol to it.)
+        .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent", "Drivers", "Protocol"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,200 @@
+// End to end: `carkey-agent run --simulate` and `carkey phone` over the Unix socket, through the
+// real binaries; the audit trail is read back from the agent's store.
+import XCTest
+import Drivers
+import Protocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class SimulatedCarTests: XCTestCase {
+    private var folder = ""
+    private var agent: BackgroundProcess?
+    private var ownerPublicHex = ""
+
+    private var stateDir: String { folder + "/state" }
+    private var socketPath: String { stateDir + "/ble.sock" }
+    private var ownerKeyFile: String { folder + "/owner.pem" }
+
+    override func setUpWithError() throws {
+        folder = Subprocess.makeTemporaryDirectory()
+        let keygen = try Subprocess.run("carkey", ["keygen", "--out", ownerKeyFile])
+        XCTAssertEqual(keygen.status, 0, keygen.stderr)
+        ownerPublicHex = keygen.stdout.filter { !$0.isWhitespace }
+        agent = try startAgent(["--simulate-owner", ownerPublicHex])
+    }
+
+    override func tearDown() {
+        agent?.stop()
+        agent = nil
+        Subprocess.removeTree(folder)
+    }
+
+    private func startAgent(_ extra: [String]) throws -> BackgroundProcess {
+        let process = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", stateDir] + extra)
+        let up = process.wait(timeoutSeconds: 20) { UnixSocket.inode(of: socketPath) != nil }
+        XCTAssertTrue(up, "agent did not listen: \(process.stdout) \(process.stderr)")
+        return process
+    }
+
+    private func phone(_ command: String, key: String? = nil, vehicle: String = "OCK-SIM-0001",
+                       extra: [String] = []) throws -> ProcessResult {
+        try Subprocess.run("carkey", ["phone", "--key", key ?? ownerKeyFile, "--connect", "unix:" + socketPath,
+                                      "--car-key", "@" + stateDir + "/car-identity.pub", "--vehicle", vehicle] + extra + [command])
+    }
+
+    private func keyIDHex(_ publicHex: String) throws -> String {
+        KeyID(publicKey: try P256PublicKey(sec1: try XCTUnwrap(Bytes(hex: publicHex)))).bytes.hexString
+    }
+
+    func testAgentPublishesItsIdentityAndVehicleID() throws {
+        XCTAssertTrue(agent!.stdout.contains("carkey-agent: simulated car OCK-SIM-0001 listening on \(socketPath)"), agent!.stdout)
+        XCTAssertTrue(agent!.stdout.contains("clock not trusted"), agent!.stdout)
+        XCTAssertEqual(try Files.mode(of: socketPath), 0o600)
+        XCTAssertEqual(try Files.mode(of: stateDir), 0o700)
+        XCTAssertEqual(try Files.mode(of: stateDir + "/car-identity.pub"), 0o644)
+        let pem = String(decoding: try Files.read(stateDir + "/car-identity.pub"), as: UTF8.self)
+        XCTAssertNoThrow(try P256PublicKey(pemRepresentation: pem))
+        XCTAssertEqual(try Files.read(stateDir + "/vehicle-id"), Bytes("OCK-SIM-0001\n".utf8))
+    }
+
+    func testOwnerUnlocksAndReadsStatus() throws {
+        let unlock = try phone("unlock")
+        XCTAssertEqual(unlock.status, 0, unlock.stdout + unlock.stderr)
+        let lines = unlock.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "ok")
+        XCTAssertTrue(lines.contains("vehicle state: trunkLocked"), unlock.stdout)
+        XCTAssertTrue(lines.contains("key: owner, permissions unlock,lock,trunk,remote,manage"), unlock.stdout)
+        XCTAssertTrue(lines.contains { $0.hasPrefix("handshake ms: ") } && lines.contains { $0.hasPrefix("command ms: ") })
+
+        let status = try phone("status", extra: ["--encoding", "raw"])
+        XCTAssertEqual(status.status, 0, status.stdout + status.stderr)
+        XCTAssertTrue(status.stdout.hasPrefix("ok\n"))
+        XCTAssertTrue(status.stdout.contains("vehicle state: trunkLocked"), "status does not actuate")
+        XCTAssertTrue(agent!.stderr.contains("unlock pulsed"), agent!.stderr)
+    }
+
+    func testUnknownKeyIsRefusedByName() throws {
+        let other = folder + "/other.pem"
+        XCTAssertEqual(try Subprocess.run("carkey", ["keygen", "--out", other]).status, 0)
+        let result = try phone("unlock", key: other)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, "fault: unknownKey (1)\n")
+        XCTAssertTrue(result.stderr.contains("not enrolled"), result.stderr)
+    }
+
+    func testWrongVehicleIsRefusedByThePhoneBeforeSigning() throws {
+        let result = try phone("unlock", vehicle: "OCK-SIM-0002")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, "fault: wrongVehicle (14)\n")
+        XCTAssertTrue(result.stderr.contains("before signing"), result.stderr)
+        // The car saw a Hello and nothing else: no AuthResponse, so no audit record at all.
+        XCTAssertEqual(agent!.stop(), 0)
+        XCTAssertEqual(try CarStore.open(stateDirectory: stateDir).events().filter { $0.event.kind == .accessDecision }, [])
+    }
+
+    func testAuditTrailIsInTheStoreAndTheAgentStopsCleanly() throws {
+        XCTAssertEqual(try phone("unlock").status, 0)
+        let other = folder + "/other.pem"
+        let otherPublic = try Subprocess.run("carkey", ["keygen", "--out", other]).stdout.filter { !$0.isWhitespace }
+        XCTAssertEqual(try phone("lock", key: other).status, 1)
+
+        XCTAssertEqual(agent!.stop(signal: SIGTERM), 0, "SIGTERM is a clean stop")
+        XCTAssertNil(UnixSocket.inode(of: socketPath), "the socket is removed")
+        XCTAssertTrue(agent!.stderr.contains("stopping on signal \(SIGTERM)"), agent!.stderr)
+
+        let events = try CarStore.open(stateDirectory: stateDir).events().filter { $0.event.kind == .accessDecision }
+        let owner = try keyIDHex(ownerPublicHex)
+        let summary = events.map { [$0.event.actor ?? "-", $0.event.action, $0.event.result, $0.event.fault?.name ?? "-"] }
+        XCTAssertEqual(summary, [
+            [owner, "session", "established", "-"],
+            [owner, "unlock", "ok", "-"],
+            [owner, "session", "closed", "-"],
+            [try keyIDHex(otherPublic), "message", "refused", "unknownKey"],
+        ])
+        XCTAssertEqual(events.last?.event.fault?.code, 1)
+        XCTAssertTrue(events.allSatisfy { !$0.event.time.trusted }, "no trusted-time mark yet")
+        // Only IDs, names and results: no key, signature or message bytes in any field.
+        for event in events {
+            XCTAssertEqual(event.event.detailJSON?.hasPrefix(#"{"event":""#), true)
+            let text = [event.event.actor, event.event.action, event.event.result, event.event.detailJSON].compactMap { $0 }.joined()
+            XCTAssertFalse(text.contains(ownerPublicHex) || text.count > 100, text)
+        }
+        XCTAssertFalse(agent!.stderr.contains(ownerPublicHex), "the full public key is not logged either")
+    }
+
+    func testMalformedFrameClosesOnlyThatLink() throws {
+        let bad = try UnixSocket.connect(path: socketPath)
+        defer { bad.close() }
+        _ = try bad.sendSome([0x04, 0x01, 0x00][...]) // announces 1025 bytes
+        try bad.setSocketTimeouts(milliseconds: 5000)
+        XCTAssertEqual(try bad.receive(upTo: 16), .closed)
+        XCTAssertEqual(try phone("unlock").status, 0, "the car still serves other links")
+        XCTAssertTrue(agent!.stderr.contains("malformed frame: frame of 1025 bytes exceeds 1024"), agent!.stderr)
+    }
+
+    func testReconnectingAfterEachFailureStillHitsTheRateLimit() throws {
+        // A fresh connection per attempt gets a fresh link; the car-wide limit still applies.
+        let stranger = try P256PrivateKey.generate()
+        var faults: [FaultCode?] = []
+        for _ in 0..<21 {
+            let link = try SimulatedLinkClient(socketPath: socketPath, timeoutMillis: 5000)
+            let hello = try HelloMessage(keyID: KeyID(publicKey: stranger.publicKey),
+                                         ephemeralPublicKey: try P256PrivateKey.generate().publicKey.sec1)
+            try link.send(hello.encoded())
+            faults.append(try FaultMessage.decode(try link.receive()).fault)
+        }
+        XCTAssertEqual(faults, Array(repeating: .unknownKey, count: 20) + [.rateLimited])
+        let owner = try phone("unlock")
+        XCTAssertEqual(owner.status, 1)
+        XCTAssertEqual(owner.stdout, "fault: rateLimited (17)\n", "while the car-wide block lasts, nobody starts a session")
+    }
+}
+
+/// `carkey decode` and `carkey-agent run` argument checks: no agent needed.
+final class ToolDiagnosticsTests: XCTestCase {
+    /// The Hello of docs/protocol.md's known-answer example.
+    let hello = "010180cfa36924866af504505099611376290b90eadf185311a0fbe95b8770bc"
+        + "08575f6761cb436002024d60c9f160401fd5833cb5a9d8e387e9056be2b80677"
+        + "2d3500b928769e771cb6be0000"
+
+    func testDecodeHello() throws {
+        let result = try Subprocess.run("carkey", ["decode", hello])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasPrefix("Hello (phone -> car), 77 bytes, version 1\n"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("keyID:              80cfa36924866af5"))
+        XCTAssertTrue(result.stdout.contains("shareCertificate:   none"))
+        let spaced = try Subprocess.run("carkey", ["decode", "7f01", "00 11"])
+        XCTAssertEqual(spaced.status, 0)
+        XCTAssertTrue(spaced.stdout.contains("17 rateLimited"), spaced.stdout)
+    }
+
+    func testDecodeGarbageNamesTheFailingField() throws {
+        let truncated = try Subprocess.run("carkey", ["decode", String(hello.prefix(30))])
+        XCTAssertEqual(truncated.status, 1)
+        XCTAssertEqual(truncated.stdout, "")
+        XCTAssertTrue(truncated.stderr.contains("truncated at phoneEphemeralPub"), truncated.stderr)
+        let unknownType = try Subprocess.run("carkey", ["decode", "ff00"])
+        XCTAssertEqual(unknownType.status, 1)
+        XCTAssertTrue(unknownType.stderr.contains("unknown message type 0xff"), unknownType.stderr)
+        let notHex = try Subprocess.run("carkey", ["decode", "01x"])
+        XCTAssertEqual(notHex.status, 2)
+        XCTAssertEqual(notHex.stderr.filter { $0 == "\n" }.count, 1)
+    }
+
+    func testRunRefusesBadArguments() throws {
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        let cases: [([String], String)] = [
+            (["--state-dir", folder], "--simulate"),
+            (["--simulate"], "--state-dir"),
+            (["--simulate", "--state-dir", folder, "--vehicle-id", String(repeating: "V", count: 33)], "--vehicle-id"),
+            (["--simulate", "--state-dir", folder, "--simulate-owner", "04abcd"], "--simulate-owner"),
+        ]
+        for (arguments, option) in cases {
+            let result = try Subprocess.run("carkey-agent", ["run"] + arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments)")
+            XCTAssertTrue(result.stderr.contains(option), result.stderr)
+        }
+    }
+}
