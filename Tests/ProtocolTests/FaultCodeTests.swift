@@ -11,7 +11,8 @@ final class FaultCodeTests: XCTestCase {
             (.wrongVehicle, 14), (.clockNotTrusted, 15), (.busy, 16), (.rateLimited, 17), (.malformedMessage, 18),
             (.unsupportedVersion, 19), (.lifetimeTooLong, 20), (.keychainFull, 21), (.decryptionFailed, 22),
             (.unexpectedMessage, 23), (.sessionExpired, 24), (.invalidCertificate, 25), (.actuationFailed, 26),
-            (.internalError, 27),
+            (.internalError, 27), (.invalidRevocation, 28), (.lastOwnerKey, 29), (.pairingClosed, 30),
+            (.wrongPairingCode, 31),
         ]
         XCTAssertEqual(expected.count, FaultCode.allCases.count)
         for (fault, number) in expected { XCTAssertEqual(fault.rawValue, number, fault.name) }

@@ -22,7 +22,8 @@ final class SessionTests: XCTestCase {
     func testEveryCommandForAnOwner() throws {
         var rig = Rig()
         try rig.handshake()
-        for command in CommandCode.allCases {
+        // revoke carries a signed object and is tested in KeysRevocationTests.
+        for command in CommandCode.allCases where command != .revoke {
             let response = try rig.run(command)
             XCTAssertTrue(response.isOK, "\(command)")
             XCTAssertEqual(response.command, command)

@@ -28,6 +28,9 @@ final class SimulatedActuator: VehicleActuator {
             summary = "status read"
         case .userVerified:
             summary = "user verification noted (no actuation)"
+        case .revoke:
+            // Revocations reach the agent as CarAction.revoke, never as an actuation.
+            summary = "revoke is not an actuation"
         }
         history.append(summary)
         return ActuationResult(fault: nil, state: state, summary: summary)

@@ -20,6 +20,9 @@ enum AuditEventMapping {
         switch record.event {
         case .sessionEstablished, .sessionClosed: return "session"
         case .rejected, .commandCompleted, .completionDropped: return "message"
+        case .pairingWindowOpened, .pairingWindowClosed: return "pairing"
+        case .ownerEnrolled: return "enroll"
+        case .revocationApplied: return "revoke"
         }
     }
 
@@ -30,6 +33,10 @@ enum AuditEventMapping {
         case .commandCompleted: return record.fault == nil ? "ok" : "failed"
         case .sessionClosed: return "closed"
         case .completionDropped: return "dropped"
+        case .pairingWindowOpened: return "opened"
+        case .pairingWindowClosed: return "closed"
+        case .ownerEnrolled: return "enrolled"
+        case .revocationApplied: return "revoked"
         }
     }
 }

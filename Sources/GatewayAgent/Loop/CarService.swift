@@ -82,6 +82,13 @@ final class CarService {
             case .closeLink(let link):
                 server.close(link)
                 log.info("\(link) closed by the car")
+            case .enroll(let request):
+                // Not wired yet (keys issue, agent part): refuse rather than pretend.
+                log.info("\(request.link) owner enrollment refused: the keychain is not wired into this agent yet")
+                queue += engine.completeEnrollment(request.token, result: .internalError, now: clock.now())
+            case .revoke(let request):
+                log.info("\(request.link) revocation refused: the keychain is not wired into this agent yet")
+                queue += engine.complete(request.token, result: .internalError, vehicleState: actuator.state, now: clock.now())
             }
         }
     }

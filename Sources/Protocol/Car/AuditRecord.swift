@@ -1,5 +1,5 @@
 // One access decision for the event log: who (key), what (event, command), result (fault or ok),
-// when (both clocks). Never contains key material or plaintext arguments.
+// when (both clocks). Never contains key material, pairing codes or plaintext arguments.
 
 public struct AuditRecord: Sendable, Equatable, CustomStringConvertible {
     public enum Event: String, Sendable {
@@ -13,23 +13,37 @@ public struct AuditRecord: Sendable, Equatable, CustomStringConvertible {
         case sessionClosed
         /// `complete` was called for a command whose session is gone; nothing was sent.
         case completionDropped
+        /// A pairing window opened (no link: the car did it).
+        case pairingWindowOpened
+        /// A pairing window closed: `fault` nil when its code was used, `pairingClosed` when it
+        /// expired or was cancelled, `wrongPairingCode` after too many wrong codes.
+        case pairingWindowClosed
+        /// An owner key was enrolled through the pairing window; `keyID` is the new key.
+        case ownerEnrolled
+        /// A revocation was applied; `keyID` is the issuer, `target` what it revoked.
+        case revocationApplied
     }
 
     public let event: Event
+    /// `LinkID.car` for events the car itself started (pairing window).
     public let link: LinkID
     public let keyID: KeyID?
     public let command: CommandCode?
     public let fault: FaultCode?
+    /// What a revocation named.
+    public let target: RevocationTarget?
     public let monotonicMillis: UInt64
     public let wallSeconds: Int64
     public let wallClockTrusted: Bool
 
-    init(_ event: Event, link: LinkID, keyID: KeyID?, command: CommandCode? = nil, fault: FaultCode? = nil, now: ProtocolTime) {
+    init(_ event: Event, link: LinkID, keyID: KeyID?, command: CommandCode? = nil, fault: FaultCode? = nil,
+         target: RevocationTarget? = nil, now: ProtocolTime) {
         self.event = event
         self.link = link
         self.keyID = keyID
         self.command = command
         self.fault = fault
+        self.target = target
         self.monotonicMillis = now.monotonicMillis
         self.wallSeconds = now.wallSeconds
         self.wallClockTrusted = now.wallClockTrusted
@@ -38,6 +52,7 @@ public struct AuditRecord: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         var parts = [event.rawValue, link.description, "key=\(keyID?.description ?? "-")"]
         if let command { parts.append("command=\(command)") }
+        if let target { parts.append("target=\(target)") }
         parts.append("result=\(fault?.name ?? "ok")")
         return parts.joined(separator: " ")
     }

@@ -12,6 +12,13 @@ public enum CarAction: Sendable, Equatable {
     case audit(AuditRecord)
     /// Disconnect the link; its protocol state is already gone.
     case closeLink(LinkID)
+    /// A phone proved the pairing code: enroll its key as an owner (`Keychain.enroll`),
+    /// persist it, then call `CarProtocolEngine.completeEnrollment(_:result:now:)`.
+    case enroll(EnrollmentRequest)
+    /// An owner sent a verified revocation: apply it (`Keychain.apply`), persist, then call
+    /// `CarProtocolEngine.complete(_:result:vehicleState:now:)`; on success the engine ends
+    /// the affected sessions itself.
+    case revoke(RevocationRequest)
 }
 
 /// Identifies one accepted command between `.perform` and `complete`.
@@ -38,4 +45,25 @@ public struct AccessGrant: Sendable, Equatable {
     /// now proved possession, so the agent may remember the key (issue 4).
     public let presentedCertificate: Bytes?
     public let sessionLifetimeSeconds: UInt16
+    /// The AuthResponse timestamp, signed by the key together with the car's fresh challenge.
+    /// For an owner key it is a signed time hint for `TrustedClock.observeSignedTimestamp`.
+    public let phoneTimestamp: UInt32
+}
+
+/// A key that proved the pairing code and possession of its private key. Only the engine makes
+/// these, so `Keychain.enroll` cannot be reached without the pairing window.
+public struct EnrollmentRequest: Sendable, Equatable {
+    public let token: CommandToken
+    public let link: LinkID
+    public let publicKey: P256PublicKey
+    public var keyID: KeyID { KeyID(publicKey: publicKey) }
+}
+
+/// A revocation received in an owner's session, already verified by the engine.
+public struct RevocationRequest: Sendable, Equatable {
+    public let token: CommandToken
+    public let link: LinkID
+    /// The key of the session that carried it (it may differ from the revocation's issuer).
+    public let keyID: KeyID
+    public let revocation: VerifiedRevocation
 }

@@ -24,6 +24,8 @@ public struct CarProtocolConfiguration: Sendable, Equatable {
                                                  basePenaltyMillis: 15_000, maxPenaltyMillis: 300_000)
     /// Highest record counter the car will send in one session; then the session ends.
     public var maxRecordCounter: UInt64 = 1 << 32
+    /// Owner enrollment: window length and wrong codes allowed.
+    public var pairing = PairingPolicy()
 
     public init(vehicleID: VehicleID) { self.vehicleID = vehicleID }
 }

@@ -17,8 +17,9 @@ extension CarProtocolEngine {
             let signature = try attempt(.internalError) { try identity.signature(for: input) }
             let challengeBytes = body + signature.rawRepresentation
 
-            // A new Hello on a challenged link replaces the old handshake; its challenge is spent.
-            if case .challenged(let old)? = links[link] { usedChallenges.insert(old.challenge) }
+            // A new Hello on a challenged (or pairing) link replaces the old handshake; its
+            // challenge is spent.
+            spendOutstandingChallenge(on: link)
             links[link] = .challenged(PendingHandshake(
                 helloBytes: raw, keyID: hello.keyID, record: record, certificate: certificate,
                 phoneEphemeral: phoneEphemeral, carEphemeral: carEphemeral, challenge: challenge,
@@ -58,14 +59,15 @@ extension CarProtocolEngine {
                                            challenge: pending.challenge, hello: pending.helloBytes,
                                            challengeMessage: pending.challengeBytes, authResponse: raw)
             }
-            return try establish(link: link, pending: pending, record: record, keys: keys, now: now)
+            return try establish(link: link, pending: pending, record: record, keys: keys,
+                                 timestamp: response.timestamp, now: now)
         } catch {
             return rejectBeforeSession(error, link: link, keyID: pending.keyID, now: now)
         }
     }
 
     private mutating func establish(link: LinkID, pending: PendingHandshake, record: KeyRecord,
-                                    keys: SessionKeys, now: ProtocolTime) throws(FaultCode) -> [CarAction] {
+                                    keys: SessionKeys, timestamp: UInt32, now: ProtocolTime) throws(FaultCode) -> [CarAction] {
         var channel = SessionChannel(keys: keys, isCar: true, nextSendCounter: 0, lastReceivedCounter: 0,
                                      sendLimit: configuration.maxRecordCounter)
         let carTime = now.wallSeconds32
@@ -82,7 +84,8 @@ extension CarProtocolEngine {
         rateLimiter.recordSuccess(link, now: now.monotonicMillis)
         let grant = AccessGrant(link: link, keyID: pending.keyID, record: record,
                                 presentedCertificate: pending.certificate,
-                                sessionLifetimeSeconds: configuration.sessionLifetimeSeconds)
+                                sessionLifetimeSeconds: configuration.sessionLifetimeSeconds,
+                                phoneTimestamp: timestamp)
         return [.send(link, bytes), .authenticated(grant),
                 .audit(AuditRecord(.sessionEstablished, link: link, keyID: pending.keyID, now: now))]
     }
@@ -114,7 +117,7 @@ extension CarProtocolEngine {
     }
 
     /// A link keeps its slot; a new link needs a free one. Expired handshakes are freed first.
-    private mutating func reserveSlot(for link: LinkID, now: ProtocolTime) throws(FaultCode) {
+    mutating func reserveSlot(for link: LinkID, now: ProtocolTime) throws(FaultCode) {
         guard links[link] == nil, links.count >= configuration.maxLinks else { return }
         for (other, state) in links {
             if case .challenged(let pending) = state, isExpired(pending, now: now) {
@@ -123,5 +126,16 @@ extension CarProtocolEngine {
             }
         }
         guard links.count < configuration.maxLinks else { throw .busy }
+    }
+}
+
+extension CarProtocolEngine {
+    /// Marks the link's outstanding handshake or pairing challenge as used.
+    mutating func spendOutstandingChallenge(on link: LinkID) {
+        switch links[link] {
+        case .challenged(let old)?: usedChallenges.insert(old.challenge)
+        case .pairing(let old)?: usedChallenges.insert(old.challenge)
+        default: break
+        }
     }
 }

@@ -37,6 +37,11 @@ extension CarProtocolEngine {
             guard Int64(body.expiresAt) - Int64(carNow) <= configuration.maxCommandLifetimeSeconds else {
                 throw .lifetimeTooLong
             }
+            if body.command == .revoke {
+                // S8a: the signed object must verify (its faults never end the session).
+                let revocation = try RevocationValidator.verify(body.args, vehicleID: configuration.vehicleID, keys: keys)
+                return accept(body, session: &session, link: link, revocation: revocation)
+            }
             return accept(body, session: &session, link: link)
         } catch {
             var actions = rejectInSession(error, link: link, command: command, now: now)
@@ -48,7 +53,8 @@ extension CarProtocolEngine {
         }
     }
 
-    private mutating func accept(_ body: CommandBody, session: inout CarSession, link: LinkID) -> [CarAction] {
+    private mutating func accept(_ body: CommandBody, session: inout CarSession, link: LinkID,
+                                 revocation: VerifiedRevocation? = nil) -> [CarAction] {
         let token = CommandToken(nextToken)
         nextToken += 1
         let request = CommandRequest(token: token, link: link, keyID: session.keyID, command: body.command, args: body.args)
@@ -58,8 +64,13 @@ extension CarProtocolEngine {
         if inFlight.count >= configuration.maxLinks * 4,
            let oldest = inFlight.keys.min(by: { $0.rawValue < $1.rawValue }) {
             inFlight.removeValue(forKey: oldest)
+            revocationTargets.removeValue(forKey: oldest)
         }
         inFlight[token] = request
+        if let revocation {
+            revocationTargets[token] = revocation.target
+            return [.revoke(RevocationRequest(token: token, link: link, keyID: session.keyID, revocation: revocation))]
+        }
         return [.perform(request)]
     }
 

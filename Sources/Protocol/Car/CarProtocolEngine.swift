@@ -20,6 +20,12 @@ public struct CarProtocolEngine: Sendable {
     var nextToken: UInt64 = 1
     /// Last state the agent reported; fault Responses carry it rather than a made-up value.
     var lastVehicleState: VehicleState = []
+    /// The open pairing window, if any (owner enrollment).
+    var pairingWindow: PairingWindow?
+    /// Enrollments handed to the agent with `.enroll`, by token.
+    var pendingEnrollments: [CommandToken: PendingEnrollment] = [:]
+    /// What an in-flight revoke command revokes, by token: its sessions end on success.
+    var revocationTargets: [CommandToken: RevocationTarget] = [:]
 
     public init(configuration: CarProtocolConfiguration,
                 identity: any ProtocolSigner,
@@ -45,6 +51,10 @@ public struct CarProtocolEngine: Sendable {
         if case .established = links[link] {
             return receiveInSession(bytes, link: link, now: now)
         }
+        if case .enrolling = links[link] {
+            // The agent is enrolling this link's key; the PairingResult comes first.
+            return rejectBeforeSession(.busy, link: link, keyID: pendingKeyID(link), now: now, countFailure: false)
+        }
         if rateLimiter.isBlocked(link, now: now.monotonicMillis) || preSessionBackoff.isBlocked(now: now.monotonicMillis) {
             return rejectBeforeSession(.rateLimited, link: link, keyID: pendingKeyID(link), now: now, countFailure: false)
         }
@@ -57,7 +67,9 @@ public struct CarProtocolEngine: Sendable {
         switch message {
         case .hello(let hello): return handleHello(hello, raw: bytes, link: link, now: now)
         case .authResponse(let response): return handleAuthResponse(response, raw: bytes, link: link, now: now)
-        case .challenge, .encrypted, .fault:
+        case .pairingHello(let hello): return handlePairingHello(hello, raw: bytes, link: link, now: now)
+        case .pairingProof(let proof): return handlePairingProof(proof, link: link, now: now)
+        case .challenge, .encrypted, .fault, .pairingChallenge, .pairingResult:
             return rejectBeforeSession(.unexpectedMessage, link: link, keyID: pendingKeyID(link), now: now)
         }
     }
@@ -68,30 +80,58 @@ public struct CarProtocolEngine: Sendable {
                                   now: ProtocolTime) -> [CarAction] {
         guard let request = inFlight.removeValue(forKey: token) else { return [] }
         lastVehicleState = vehicleState
-        guard case .established(var session)? = links[request.link], session.inFlight == token else {
-            return [.audit(AuditRecord(.completionDropped, link: request.link, keyID: request.keyID,
-                                       command: request.command, fault: result, now: now))]
+        let revoked = revocationTargets.removeValue(forKey: token)
+        var actions: [CarAction]
+        if case .established(var session)? = links[request.link], session.inFlight == token {
+            session.inFlight = nil
+            let body = ResponseBody(command: request.command, fault: result, vehicleState: vehicleState,
+                                    carTime: session.sessionClock(at: now.monotonicMillis))
+            let audit = CarAction.audit(AuditRecord(.commandCompleted, link: request.link, keyID: request.keyID,
+                                                    command: request.command, fault: result, now: now))
+            actions = [audit] + sendInSession(body, session: session, link: request.link, now: now)
+        } else {
+            actions = [.audit(AuditRecord(.completionDropped, link: request.link, keyID: request.keyID,
+                                          command: request.command, fault: result, now: now))]
         }
-        session.inFlight = nil
-        let body = ResponseBody(command: request.command, fault: result, vehicleState: vehicleState,
-                                carTime: session.sessionClock(at: now.monotonicMillis))
-        let audit = CarAction.audit(AuditRecord(.commandCompleted, link: request.link, keyID: request.keyID,
-                                                command: request.command, fault: result, now: now))
-        return [audit] + sendInSession(body, session: session, link: request.link, now: now)
+        // An applied revocation ends the sessions it affects, even if its own session is gone.
+        if let revoked, result == nil {
+            actions.append(.audit(AuditRecord(.revocationApplied, link: request.link, keyID: request.keyID,
+                                              target: revoked, now: now)))
+            actions += terminateSessions(revokedBy: revoked, now: now)
+        }
+        return actions
     }
 
     /// Ends every session and pending handshake of `keyID` at once (revocation). The phone gets
     /// a final encrypted Response carrying `reason`, then the link is closed.
     public mutating func terminateSessions(of keyID: KeyID, reason: FaultCode = .revoked, now: ProtocolTime) -> [CarAction] {
+        terminateSessions(where: { id, _ in id == keyID }, reason: reason, now: now)
+    }
+
+    /// Ends every session and pending handshake a revocation affects: the key it names, keys
+    /// installed from (or presenting) the share it names, and shares issued by an owner key
+    /// it names. Use it for revocations that arrive outside a session (cloud); a revoke
+    /// command in a session does this itself when completed.
+    public mutating func terminateSessions(revokedBy target: RevocationTarget, now: ProtocolTime) -> [CarAction] {
+        terminateSessions(where: { keyID, record in
+            switch target {
+            case .key(let revoked): return keyID == revoked || record.share?.issuer == revoked
+            case .serial(let serial): return record.share?.serial == serial
+            }
+        }, reason: .revoked, now: now)
+    }
+
+    mutating func terminateSessions(where affected: (KeyID, KeyRecord) -> Bool, reason: FaultCode,
+                                    now: ProtocolTime) -> [CarAction] {
         var actions: [CarAction] = []
         for (link, state) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             switch state {
-            case .established(let session) where session.keyID == keyID:
+            case .established(let session) where affected(session.keyID, session.record):
                 actions += closeSession(link, session: session, reason: reason, now: now)
-            case .challenged(let pending) where pending.keyID == keyID:
+            case .challenged(let pending) where affected(pending.keyID, pending.record):
                 links[link] = nil
                 usedChallenges.insert(pending.challenge)
-                actions += [.audit(AuditRecord(.sessionClosed, link: link, keyID: keyID, fault: reason, now: now)),
+                actions += [.audit(AuditRecord(.sessionClosed, link: link, keyID: pending.keyID, fault: reason, now: now)),
                             .closeLink(link)]
             default:
                 continue
@@ -110,10 +150,14 @@ public struct CarProtocolEngine: Sendable {
             case .challenged(let pending) where isExpired(pending, now: now):
                 links[link] = nil
                 usedChallenges.insert(pending.challenge)
+            case .pairing(let pending) where now.monotonicMillis > pending.issuedAtMillis + configuration.challengeLifetimeMillis:
+                links[link] = nil
+                usedChallenges.insert(pending.challenge)
             default:
                 continue
             }
         }
+        actions += expirePairingWindow(now: now)
         return actions
     }
 
@@ -125,7 +169,11 @@ public struct CarProtocolEngine: Sendable {
             return []
         case .established(let session)?:
             return [.audit(AuditRecord(.sessionClosed, link: link, keyID: session.keyID, now: now))]
-        case nil:
+        case .pairing(let pending)?:
+            usedChallenges.insert(pending.challenge)
+            return []
+        case .enrolling?, nil:
+            // An enrollment in progress still completes; only its PairingResult has nowhere to go.
             return []
         }
     }
@@ -139,6 +187,8 @@ public struct CarProtocolEngine: Sendable {
         switch links[link] {
         case .challenged(let pending)?: return pending.keyID
         case .established(let session)?: return session.keyID
+        case .pairing(let pending)?: return KeyID(publicKey: pending.phoneKey)
+        case .enrolling(let token)?: return pendingEnrollments[token]?.keyID
         case nil: return nil
         }
     }

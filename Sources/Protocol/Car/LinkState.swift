@@ -4,6 +4,10 @@
 enum LinkState: Sendable {
     case challenged(PendingHandshake)
     case established(CarSession)
+    /// PairingChallenge sent, waiting for PairingProof.
+    case pairing(PendingPairing)
+    /// Proof accepted; waiting for the agent to enroll the key.
+    case enrolling(CommandToken)
 }
 
 struct PendingHandshake: Sendable {
@@ -40,4 +44,11 @@ struct CarSession: Sendable {
         let elapsed = (now >= establishedAtMillis ? now - establishedAtMillis : 0) / 1000
         return UInt32(clamping: UInt64(carTimeAtAccept) + elapsed)
     }
+}
+
+struct PendingPairing: Sendable {
+    let helloBytes: Bytes
+    let phoneKey: P256PublicKey
+    let challenge: Bytes
+    let issuedAtMillis: UInt64
 }

@@ -102,7 +102,7 @@ extension FaultCode {
     /// not count toward the limit: a phone retrying while the car is busy is not an attacker.
     var countsTowardRateLimit: Bool {
         switch self {
-        case .rateLimited, .busy, .internalError, .actuationFailed: return false
+        case .rateLimited, .busy, .internalError, .actuationFailed, .lastOwnerKey: return false
         default: return true
         }
     }

@@ -78,6 +78,24 @@ public enum MessageDecoder {
             let name = m.fault.map { "\($0.name): \($0.remediation)" } ?? "unknown fault code"
             return ["Fault (car -> phone, cleartext), \(length) bytes, version 1",
                     "  code:               \(m.code) \(name)"]
+        case .pairingHello(let m):
+            return ["PairingHello (phone -> car), \(length) bytes, version 1",
+                    "  phonePublicKey:     \(m.phonePublicKey.hexString)"]
+        case .pairingChallenge(let m):
+            return ["PairingChallenge (car -> phone), \(length) bytes, version 1",
+                    "  challenge:          \(m.challenge.hexString)",
+                    "  carIdentityPub:     \(m.carIdentityPublicKey.hexString)",
+                    "  vehicleID:          \"\(m.vehicleID)\"",
+                    "  carSignature (raw): \(m.signature.hexString)"]
+        case .pairingProof(let m):
+            return ["PairingProof (phone -> car), \(length) bytes, version 1",
+                    "  codeMAC:            \(m.codeMAC.hexString)",
+                    "  signature (raw):    \(m.signature.hexString)"]
+        case .pairingResult(let m):
+            let outcome = m.isSuccess ? "0 enrolled" : "\(m.result) \(m.fault?.name ?? "unknown fault code")"
+            return ["PairingResult (car -> phone), \(length) bytes, version 1",
+                    "  result:             \(outcome)",
+                    "  carMAC:             \(m.carMAC.hexString)"]
         }
     }
 
@@ -90,6 +108,10 @@ public enum MessageDecoder {
         case .response: return "Response (car -> phone)"
         case .fault: return "Fault"
         case .authResponse: return "AuthResponse"
+        case .pairingHello: return "PairingHello"
+        case .pairingChallenge: return "PairingChallenge"
+        case .pairingProof: return "PairingProof"
+        case .pairingResult: return "PairingResult"
         }
     }
 }

@@ -31,6 +31,10 @@ public enum FaultCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     case invalidCertificate = 25
     case actuationFailed = 26
     case internalError = 27
+    case invalidRevocation = 28
+    case lastOwnerKey = 29
+    case pairingClosed = 30
+    case wrongPairingCode = 31
 
     /// The stable name used in logs, audit records and the CLI (`carkey phone` prints it).
     public var name: String {
@@ -62,6 +66,10 @@ public enum FaultCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
         case .invalidCertificate: return "invalidCertificate"
         case .actuationFailed: return "actuationFailed"
         case .internalError: return "internalError"
+        case .invalidRevocation: return "invalidRevocation"
+        case .lastOwnerKey: return "lastOwnerKey"
+        case .pairingClosed: return "pairingClosed"
+        case .wrongPairingCode: return "wrongPairingCode"
         }
     }
 

@@ -58,6 +58,14 @@ extension FaultCode {
             return "The car accepted the command but could not carry it out. Check the vehicle state in the response and the car's actuators."
         case .internalError:
             return "The car hit an internal error (for example its random source failed). Retry; report it if it persists."
+        case .invalidRevocation:
+            return "The revocation did not verify: it must be signed by an enrolled, unrevoked owner key of this car. Sign it again with an owner key."
+        case .lastOwnerKey:
+            return "This is the car's last owner key and cannot be revoked. Enroll another owner (pairing window) first."
+        case .pairingClosed:
+            return "No pairing window is open, or it expired or was used. Open a new one on the car and enter its code within 60 s."
+        case .wrongPairingCode:
+            return "The pairing code does not match the one the car shows. Check it and retry; five wrong codes close the window."
         }
     }
 }

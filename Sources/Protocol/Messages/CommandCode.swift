@@ -8,6 +8,9 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// The phone confirms a biometric check for passive entry; the car's policy decides what
     /// it enables, the protocol only carries it authenticated.
     case userVerified = 0x05
+    /// Carries a signed revocation (docs/protocol.md section 18.4) as its arguments; needs the
+    /// manage permission, so only owner keys may send it.
+    case revoke = 0x06
 
     /// The permission bit required, or nil when any valid key may send it.
     public var requiredPermission: Permissions? {
@@ -15,6 +18,7 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .unlock: return .unlock
         case .lock: return .lock
         case .trunkRelease: return .trunk
+        case .revoke: return .manage
         case .status, .userVerified: return nil
         }
     }
@@ -26,6 +30,7 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .trunkRelease: return "trunk"
         case .status: return "status"
         case .userVerified: return "userVerified"
+        case .revoke: return "revoke"
         }
     }
 

@@ -7,6 +7,10 @@ public enum Message: Equatable, Sendable {
     case authResponse(AuthResponseMessage)
     case encrypted(EncryptedRecord)
     case fault(FaultMessage)
+    case pairingHello(PairingHelloMessage)
+    case pairingChallenge(PairingChallengeMessage)
+    case pairingProof(PairingProofMessage)
+    case pairingResult(PairingResultMessage)
 
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> Message {
         guard let first = bytes.first else { throw .empty }
@@ -20,6 +24,10 @@ public enum Message: Equatable, Sendable {
         case .authResponse: return .authResponse(try AuthResponseMessage.decode(bytes))
         case .sessionAccepted, .command, .response: return .encrypted(try EncryptedRecord.decode(bytes))
         case .fault: return .fault(try FaultMessage.decode(bytes))
+        case .pairingHello: return .pairingHello(try PairingHelloMessage.decode(bytes))
+        case .pairingChallenge: return .pairingChallenge(try PairingChallengeMessage.decode(bytes))
+        case .pairingProof: return .pairingProof(try PairingProofMessage.decode(bytes))
+        case .pairingResult: return .pairingResult(try PairingResultMessage.decode(bytes))
         }
     }
 
@@ -30,6 +38,10 @@ public enum Message: Equatable, Sendable {
         case .authResponse(let m): return m.encoded()
         case .encrypted(let m): return m.encoded()
         case .fault(let m): return m.encoded()
+        case .pairingHello(let m): return m.encoded()
+        case .pairingChallenge(let m): return m.encoded()
+        case .pairingProof(let m): return m.encoded()
+        case .pairingResult(let m): return m.encoded()
         }
     }
 }

@@ -21,6 +21,9 @@ public enum PhoneError: Error, Equatable, Sendable, CustomStringConvertible {
     case sessionExhausted
     case signingFailed
     case keyGenerationFailed
+    /// PairingResult said success but its car MAC is wrong: the car did not prove it knows the
+    /// code (a relay or impostor). Do not pin its identity key.
+    case pairingNotConfirmed
 
     public var description: String {
         switch self {
@@ -37,6 +40,7 @@ public enum PhoneError: Error, Equatable, Sendable, CustomStringConvertible {
         case .sessionExhausted: return "session counters exhausted; handshake again"
         case .signingFailed: return "the phone key could not sign"
         case .keyGenerationFailed: return "could not generate an ephemeral key"
+        case .pairingNotConfirmed: return "the car did not prove it knows the pairing code; do not trust it"
         }
     }
 

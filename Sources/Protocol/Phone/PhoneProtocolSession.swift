@@ -164,6 +164,10 @@ public struct PhoneProtocolSession: Sendable {
         case .authResponse: return "AuthResponse"
         case .encrypted(let record): return "encrypted type 0x\([record.type.rawValue].hexString) counter \(record.counter)"
         case .fault(let fault): return "Fault \(fault.code)"
+        case .pairingHello: return "PairingHello"
+        case .pairingChallenge: return "PairingChallenge"
+        case .pairingProof: return "PairingProof"
+        case .pairingResult: return "PairingResult"
         }
     }
 }

@@ -29,6 +29,11 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case sessionAccepted = 0x03
     case command = 0x10
     case response = 0x11
+    /// Owner enrollment (docs/protocol.md section 18.6), cleartext, only while a pairing window is open.
+    case pairingHello = 0x20
+    case pairingChallenge = 0x21
+    case pairingProof = 0x22
+    case pairingResult = 0x23
     case fault = 0x7F
     case authResponse = 0xAA
 
