@@ -10,12 +10,12 @@
 //   11+L     issuedAt (UInt32 BE, issuer's wall time; informational)
 //   15+L     targetKind (1: serial, 2: key ID)
 //   16+L     target (8)
-//   24+L     signature (64, raw r || s): ECDSA-SHA256 by the issuer over "OCK1-REVOKE" || bytes 0..<24+L
+//   24+L     signature (64, raw r || s): ECDSA-SHA256 by the issuer over "OCK1-REVOCATION" || bytes 0..<24+L
 
 public struct Revocation: Equatable, Sendable {
     public static let typeByte: UInt8 = 0x31
     public static let version: UInt8 = 0x01
-    public static let signatureLabel: Bytes = Array("OCK1-REVOKE".utf8)
+    public static let signatureLabel: Bytes = Array("OCK1-REVOCATION".utf8)
     public static let fixedBodyLength = 24
     public static let maxLength = fixedBodyLength + VehicleID.maxLength + Wire.rawSignatureLength
 

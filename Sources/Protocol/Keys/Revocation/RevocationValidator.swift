@@ -16,7 +16,7 @@ public enum RevocationValidator {
     /// 1. decodes strictly: `malformedMessage` (`unsupportedVersion` for another version);
     /// 2. names this car: `wrongVehicle`;
     /// 3. the issuer is an enrolled, unrevoked **owner** key, and the signature verifies with
-    ///    its enrolled public key over "OCK1-REVOKE" || body: otherwise `invalidRevocation`.
+    ///    its enrolled public key over "OCK1-REVOCATION" || body: otherwise `invalidRevocation`.
     /// The issuedAt time is not compared with the car clock: refusing a revocation for a clock
     /// reason would fail open.
     public static func verify(_ bytes: Bytes, vehicleID: VehicleID, keys: any KeyDirectory) throws(FaultCode) -> VerifiedRevocation {
