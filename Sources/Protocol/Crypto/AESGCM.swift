@@ -63,7 +63,8 @@ public enum AESGCM {
         switch key.count {
         case 16: return EVP_aes_128_gcm()
         case 24: return EVP_aes_192_gcm()
-        case 32: return EVP_aes_256_gcm()
+        // The product's size (three operations per handshake): fetched once, not per call.
+        case 32: return FetchedAES256GCM.shared.cipher ?? EVP_aes_256_gcm()
         default: throw CryptoError.invalidLength(field: "AES-GCM key", expected: 32, actual: key.count)
         }
     }
@@ -73,6 +74,13 @@ public enum AESGCM {
             throw CryptoError.invalidLength(field: "AES-GCM nonce", expected: nonceLength, actual: nonce.count)
         }
     }
+}
+
+/// AES-256-GCM fetched once: an EVP_CIPHER is immutable and reference-counted, so one can be
+/// shared by every thread (the legacy EVP_aes_256_gcm() costs an implicit fetch per init).
+private final class FetchedAES256GCM: @unchecked Sendable {
+    static let shared = FetchedAES256GCM()
+    let cipher: OpaquePointer? = EVP_CIPHER_fetch(nil, "AES-256-GCM", nil)
 }
 
 /// The sealed-box layout the phone app and the on-disk store use: nonce(12) || ciphertext || tag(16).

@@ -45,8 +45,7 @@ public enum HKDF {
         guard outputByteCount > 0, outputByteCount <= 255 * 32 else {
             throw CryptoError.invalidLength(field: "HKDF output", expected: 32, actual: outputByteCount)
         }
-        guard let kdf = EVP_KDF_fetch(nil, "HKDF", nil) else { throw OpenSSL.failure("EVP_KDF_fetch(HKDF)") }
-        defer { EVP_KDF_free(kdf) }
+        guard let kdf = FetchedHKDF.shared.kdf else { throw OpenSSL.failure("EVP_KDF_fetch(HKDF)") }
         guard let ctx = EVP_KDF_CTX_new(kdf) else { throw OpenSSL.failure("EVP_KDF_CTX_new") }
         defer { EVP_KDF_CTX_free(ctx) }
 
@@ -77,4 +76,11 @@ public enum HKDF {
         guard ok == 1 else { throw OpenSSL.failure("EVP_KDF_derive(HKDF)") }
         return out
     }
+}
+
+/// HKDF fetched once (two derivations per handshake): an EVP_KDF is immutable and
+/// reference-counted, so one can be shared by every thread for the life of the process.
+private final class FetchedHKDF: @unchecked Sendable {
+    static let shared = FetchedHKDF()
+    let kdf: OpaquePointer? = EVP_KDF_fetch(nil, "HKDF", nil)
 }

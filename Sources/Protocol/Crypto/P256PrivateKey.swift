@@ -9,15 +9,11 @@ public final class P256PrivateKey: @unchecked Sendable, CustomStringConvertible 
 
     /// A fresh key from OpenSSL's CSPRNG.
     public static func generate() throws -> P256PrivateKey {
-        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw OpenSSL.failure("EVP_PKEY_CTX_new_from_name") }
-        defer { EVP_PKEY_CTX_free(ctx) }
-        var key: OpaquePointer? = nil
-        guard EVP_PKEY_keygen_init(ctx) == 1,
-              EVP_PKEY_CTX_set_group_name(ctx, "P-256") == 1,
-              EVP_PKEY_generate(ctx, &key) == 1, let key else {
-            throw OpenSSL.failure("EVP_PKEY_generate")
-        }
-        return try P256PrivateKey(adopting: key)
+        guard let key = P256Curve.generateKey() else { throw OpenSSL.failure("EVP_PKEY_generate") }
+        // OpenSSL has just computed the public point from the scalar: the pairwise check that
+        // guards imported key material would only repeat that scalar multiplication (and this
+        // runs once per handshake for the ephemeral key).
+        return try P256PrivateKey(adopting: key, checkPairwise: false)
     }
 
     /// Imports a raw 32-byte big-endian scalar d with 1 <= d < n (known-answer tests, fixed keys).
@@ -83,18 +79,22 @@ public final class P256PrivateKey: @unchecked Sendable, CustomStringConvertible 
         try self.init(adopting: key)
     }
 
-    /// Takes ownership of `key` after checking it is a consistent P-256 key pair.
-    init(adopting key: OpaquePointer) throws {
+    /// Takes ownership of `key` after checking it is a P-256 key pair whose halves match (the
+    /// pairwise check is skipped only for keys OpenSSL generated in this process).
+    init(adopting key: OpaquePointer, checkPairwise: Bool = true) throws {
         guard P256Curve.isP256(key) else {
             EVP_PKEY_free(key)
             throw CryptoError.invalidPrivateKey("not a P-256 key")
         }
-        guard let ctx = EVP_PKEY_CTX_new(key, nil) else {
-            EVP_PKEY_free(key)
-            throw OpenSSL.failure("EVP_PKEY_CTX_new")
+        var consistent = true
+        if checkPairwise {
+            guard let ctx = EVP_PKEY_CTX_new(key, nil) else {
+                EVP_PKEY_free(key)
+                throw OpenSSL.failure("EVP_PKEY_CTX_new")
+            }
+            consistent = EVP_PKEY_pairwise_check(ctx) == 1
+            EVP_PKEY_CTX_free(ctx)
         }
-        let consistent = EVP_PKEY_pairwise_check(ctx) == 1
-        EVP_PKEY_CTX_free(ctx)
         guard consistent, let point = P256Curve.encodedPoint(key) else {
             EVP_PKEY_free(key)
             _ = OpenSSL.drainErrors()
@@ -141,11 +141,13 @@ public final class P256PrivateKey: @unchecked Sendable, CustomStringConvertible 
         try ECDSASignature(derRepresentation: ECDSA.sign(message: message, key: pkey))
     }
 
-    /// ECDH: the x-coordinate of d·Q (32 bytes). The peer point was checked at import.
+    /// ECDH: the x-coordinate of d·Q (32 bytes). The peer point was checked at import (on the
+    /// curve, not infinity); P-256 has cofactor 1, so OpenSSL's full peer validation would
+    /// only add a multiplication by the group order, which is why it is not asked for here.
     public func sharedSecret(with peer: P256PublicKey) throws -> Bytes {
         guard let ctx = EVP_PKEY_CTX_new(pkey, nil) else { throw OpenSSL.failure("EVP_PKEY_CTX_new") }
         defer { EVP_PKEY_CTX_free(ctx) }
-        guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer_ex(ctx, peer.pkey, 1) == 1 else {
+        guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer_ex(ctx, peer.pkey, 0) == 1 else {
             throw OpenSSL.failure("EVP_PKEY_derive_set_peer_ex")
         }
         var length = 32

@@ -22,6 +22,13 @@ public final class P256PublicKey: @unchecked Sendable, Hashable, CustomStringCon
 
     /// Imports a SEC1 uncompressed point. Compressed points, the point at infinity, wrong lengths
     /// and points that are not on the curve are refused.
+    ///
+    /// This runs twice per handshake (the phone's ephemeral key, and our own), so it does not
+    /// go through d2i_PUBKEY, whose decoder framework costs more than a scalar multiplication
+    /// in OpenSSL 3.0. The point is set on a P-256 parameters template, which decodes it and
+    /// checks that it is on the curve (with first byte 0x04 and 65 bytes it cannot be the
+    /// point at infinity, and coordinates >= p are refused): the checks of `init(adopting:)`
+    /// would only repeat that, and re-encoding would reproduce `bytes`.
     public convenience init(sec1 bytes: Bytes) throws {
         guard bytes.count == Self.sec1Length else {
             throw CryptoError.invalidPublicKey("expected \(Self.sec1Length) bytes, got \(bytes.count)")
@@ -29,7 +36,17 @@ public final class P256PublicKey: @unchecked Sendable, Hashable, CustomStringCon
         guard bytes[0] == 0x04 else {
             throw CryptoError.invalidPublicKey("not an uncompressed point (first byte 0x\(Bytes([bytes[0]]).hexString))")
         }
-        try self.init(spkiDER: p256SPKIPrefix + bytes)
+        guard let key = P256Curve.publicKey(fromSEC1: bytes) else {
+            _ = OpenSSL.drainErrors()
+            throw CryptoError.invalidPublicKey("point is not on the curve")
+        }
+        self.init(checkedPoint: key, sec1: bytes)
+    }
+
+    /// Takes ownership of a P-256 key built from `sec1` by `P256Curve.publicKey(fromSEC1:)`.
+    private init(checkedPoint key: OpaquePointer, sec1: Bytes) {
+        self.pkey = key
+        self.sec1 = sec1
     }
 
     /// Imports a DER SubjectPublicKeyInfo. It must hold a P-256 key and nothing may follow it.
