@@ -1,15 +1,33 @@
 // carkey-bench: benchmarks for `make bench`, one JSON object per line on stdout.
 // Every figure is a ratio against a reference measured in the same run (direct OpenSSL in C,
 // raw fdatasync, mosquitto_pub), never an absolute time compared with a constant.
+// `carkey-bench NAME...` runs only the named benchmarks (ecdsa, handshake, outbox).
 #if canImport(Glibc)
 import Glibc
 #endif
 
+let benchmarks: [(String, () throws -> Void)] = [
+    ("ecdsa", { try ECDSAVerifyBench.run() }),
+    ("handshake", { try HandshakeBench.run() }),
+    ("outbox", { try OutboxBench.run() }),
+]
+
 do {
-    try ECDSAVerifyBench.run()
-    try OutboxBench.run()
+    let selected = Set(CommandLine.arguments.dropFirst())
+    if let unknown = selected.first(where: { name in !benchmarks.contains { $0.0 == name } }) {
+        throw BenchUsage(name: unknown, known: benchmarks.map(\.0))
+    }
+    for (name, run) in benchmarks where selected.isEmpty || selected.contains(name) {
+        try run()
+    }
 } catch {
     let line = Array("carkey-bench: \(error)\n".utf8)
     _ = write(2, line, line.count)
     exit(1)
+}
+
+struct BenchUsage: Error, CustomStringConvertible {
+    let name: String
+    let known: [String]
+    var description: String { "unknown benchmark '\(name)' (known: \(known.joined(separator: ", ")))" }
 }
