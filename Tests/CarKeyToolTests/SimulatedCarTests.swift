@@ -148,6 +148,20 @@ final class SimulatedCarTests: XCTestCase {
         let owner = try phone("unlock")
         XCTAssertEqual(owner.status, 1)
         XCTAssertEqual(owner.stdout, "fault: rateLimited (17)\n", "while the car-wide block lasts, nobody starts a session")
+        for _ in 0..<3 {
+            let link = try SimulatedLinkClient(socketPath: socketPath, timeoutMillis: 5000)
+            try link.send([0x01, 0x01]) // even garbage gets the same answer while blocked
+            XCTAssertEqual(try FaultMessage.decode(try link.receive()).fault, .rateLimited)
+        }
+
+        // Every refusal is accounted for, but the blocked ones (which an attacker can produce
+        // without limit) cost one row per interval plus a count, not a synced row each.
+        XCTAssertEqual(agent!.stop(), 0)
+        let refusals = try CarStore.open(stateDirectory: stateDir).events().filter { $0.event.result == "refused" }
+        XCTAssertEqual(refusals.filter { $0.event.fault?.name == "unknownKey" }.count, 20)
+        let blocked = refusals.filter { $0.event.fault?.name == "rateLimited" }
+        XCTAssertEqual(blocked.count, 2, "\(blocked)")
+        XCTAssertEqual(blocked.last?.event.detailJSON, #"{"event":"rejected","suppressed":4}"#)
     }
 }
 

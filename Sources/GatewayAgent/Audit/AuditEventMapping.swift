@@ -4,14 +4,23 @@ import Drivers
 import Protocol
 
 enum AuditEventMapping {
-    static func event(for record: AuditRecord) -> NewEvent {
-        NewEvent(kind: .accessDecision,
-                 time: EventTime(seconds: record.wallSeconds, trusted: record.wallClockTrusted),
-                 actor: record.keyID?.bytes.hexString,
-                 action: action(record),
-                 result: result(record),
-                 fault: record.fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
-                 detailJSON: #"{"event":"\#(record.event.rawValue)","link":\#(record.link.rawValue)}"#)
+    /// `suppressed`: like records left out of the log before this one (AuditSink).
+    static func event(for record: AuditRecord, suppressed: Int = 0) -> NewEvent {
+        let extra = suppressed > 0 ? #","suppressed":\#(suppressed)"# : ""
+        return NewEvent(kind: .accessDecision,
+                        time: EventTime(seconds: record.wallSeconds, trusted: record.wallClockTrusted),
+                        actor: record.keyID?.bytes.hexString,
+                        action: action(record),
+                        result: result(record),
+                        fault: record.fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
+                        detailJSON: #"{"event":"\#(record.event.rawValue)","link":\#(record.link.rawValue)\#(extra)}"#)
+    }
+
+    /// A summary row for `count` refusals with `fault` that were not written one by one.
+    static func suppressedRefusals(_ count: Int, fault: FaultCode, now: ProtocolTime) -> NewEvent {
+        NewEvent(kind: .accessDecision, time: EventTime(seconds: now.wallSeconds, trusted: now.wallClockTrusted),
+                 action: "message", result: "refused", fault: EventFault(code: Int64(fault.rawValue), name: fault.name),
+                 detailJSON: #"{"event":"rejected","suppressed":\#(count)}"#)
     }
 
     /// The command when there is one; otherwise what the record is about.

@@ -46,6 +46,7 @@ final class CarService {
     func tick() {
         let now = clock.now()
         execute(engine.tick(now: now))
+        audit.flush(now: now)
         let established = Set(engine.establishedLinks)
         for link in server.links where !established.contains(link) {
             guard let since = server.connectedAt(link), now.monotonicMillis >= since + Self.handshakeTimeoutMillis else { continue }
@@ -59,6 +60,7 @@ final class CarService {
         let now = clock.now()
         for link in server.links { execute(engine.linkClosed(link, now: now)) }
         server.shutdown()
+        audit.flush(now: now, force: true)
     }
 
     /// Runs actions in order; actions they cause (a completion's Response) run after them.
