@@ -115,6 +115,22 @@ final class SimulatedLinkServerTests: XCTestCase {
         _ = clients
     }
 
+    func testAPeerThatStopsReadingIsDropped() throws {
+        let server = try makeServer()
+        defer { server.shutdown() }
+        let silent = try UnixSocket.connect(path: socketPath) // never reads
+        defer { silent.close() }
+        XCTAssertEqual(try events(server, count: 1), [.connected(LinkID(1))])
+        var dropped: SimulatedLinkServer.Event?
+        var sent = 0
+        while dropped == nil, sent < 100_000 {
+            dropped = server.send(Bytes(repeating: 7, count: 1024), to: LinkID(1))
+            sent += 1
+        }
+        XCTAssertEqual(dropped, .closed(LinkID(1), .outputOverflow), "after \(sent) frames")
+        XCTAssertEqual(server.links, [])
+    }
+
     func testPeerCloseIsReportedAndShutdownRemovesTheSocket() throws {
         let server = try makeServer()
         var phone: SimulatedLinkClient? = try SimulatedLinkClient(socketPath: socketPath, timeoutMillis: 2000)
