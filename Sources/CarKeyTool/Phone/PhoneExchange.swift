@@ -37,7 +37,7 @@ struct PhoneExchange {
         while session == nil {
             let bytes = try attempt { try link.receive() }
             let event: PhoneEvent
-            do {
+            do throws(PhoneError) {
                 event = try phone.receive(bytes, now: now())
             } catch {
                 switch error {

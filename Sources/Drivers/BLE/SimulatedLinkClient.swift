@@ -31,7 +31,7 @@ public final class SimulatedLinkClient {
     public let timeoutMillis: UInt64
 
     public init(socketPath: String, timeoutMillis: UInt64, clock: any MonotonicClock = SystemClock()) throws(SimulatedLinkError) {
-        do { descriptor = try UnixSocket.connect(path: socketPath) } catch { throw .connectFailed(error) }
+        do throws(Errno) { descriptor = try UnixSocket.connect(path: socketPath) } catch { throw .connectFailed(error) }
         // Poll bounds every wait; the kernel timeout also bounds a send that finds too little room.
         try? descriptor.setSocketTimeouts(milliseconds: Int(clamping: timeoutMillis))
         self.clock = clock
@@ -43,12 +43,12 @@ public final class SimulatedLinkClient {
     /// Frames and writes `message`, waiting at most the timeout for socket buffer space.
     public func send(_ message: Bytes) throws(SimulatedLinkError) {
         let frame: Bytes
-        do { frame = try LinkFraming.frame(message) } catch { throw .malformedFrame(error) }
+        do throws(LinkFrameError) { frame = try LinkFraming.frame(message) } catch { throw .malformedFrame(error) }
         let deadline = clock.nowMillis() + timeoutMillis
         var offset = 0
         while offset < frame.count {
             try wait(for: .writable, until: deadline)
-            do { offset += try descriptor.sendSome(frame[offset...]) } catch { throw .io(error) }
+            do throws(Errno) { offset += try descriptor.sendSome(frame[offset...]) } catch { throw .io(error) }
         }
     }
 
@@ -58,12 +58,12 @@ public final class SimulatedLinkClient {
         while received.isEmpty {
             try wait(for: .readable, until: deadline)
             let result: SocketReceive
-            do { result = try descriptor.receive(upTo: 4096) } catch { throw .io(error) }
+            do throws(Errno) { result = try descriptor.receive(upTo: 4096) } catch { throw .io(error) }
             switch result {
             case .wouldBlock: continue
             case .closed: throw .closedByPeer
             case .data(let bytes):
-                do { received += try assembler.append(bytes) } catch { throw .malformedFrame(error) }
+                do throws(LinkFrameError) { received += try assembler.append(bytes) } catch { throw .malformedFrame(error) }
             }
         }
         return received.removeFirst()
@@ -73,7 +73,7 @@ public final class SimulatedLinkClient {
         let now = clock.nowMillis()
         guard now < deadline else { throw .timedOut(afterMillis: timeoutMillis) }
         let ready: [PollEvents]
-        do { ready = try Poll.wait([(descriptor, events)], timeoutMillis: Int32(clamping: deadline - now)) } catch { throw .io(error) }
+        do throws(Errno) { ready = try Poll.wait([(descriptor, events)], timeoutMillis: Int32(clamping: deadline - now)) } catch { throw .io(error) }
         guard let first = ready.first, !first.isEmpty else { throw .timedOut(afterMillis: timeoutMillis) }
     }
 }

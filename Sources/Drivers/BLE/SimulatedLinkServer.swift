@@ -103,7 +103,7 @@ public final class SimulatedLinkServer {
     public func send(_ message: Bytes, to link: LinkID) -> Event? {
         guard connections[link] != nil else { return nil }
         let frame: Bytes
-        do { frame = try LinkFraming.frame(message) } catch { return drop(link, .malformedFrame(error)) }
+        do throws(LinkFrameError) { frame = try LinkFraming.frame(message) } catch { return drop(link, .malformedFrame(error)) }
         connections[link]!.output += frame
         if let reason = flush(link) { return drop(link, reason) }
         return nil
@@ -151,7 +151,7 @@ public final class SimulatedLinkServer {
         if ready.contains(.writable), let reason = flush(link) { return [drop(link, reason)] }
         guard !ready.isDisjoint(with: [.readable, .hangUp, .error, .invalid]) else { return [] }
         let received: SocketReceive
-        do {
+        do throws(Errno) {
             received = try connection.descriptor.receive(upTo: configuration.readChunk)
         } catch {
             return [drop(link, .ioError(error.description))]
@@ -160,7 +160,7 @@ public final class SimulatedLinkServer {
         case .wouldBlock: return []
         case .closed: return [drop(link, .peerClosed)]
         case .data(let bytes):
-            do {
+            do throws(LinkFrameError) {
                 let messages = try connections[link]!.assembler.append(bytes)
                 return messages.map { .message(link, $0) }
             } catch {
@@ -175,7 +175,7 @@ public final class SimulatedLinkServer {
         defer { connections[link] = connection }
         while !connection.output.isEmpty {
             let sent: Int
-            do { sent = try connection.descriptor.sendSome(connection.output[...]) } catch { return .ioError(error.description) }
+            do throws(Errno) { sent = try connection.descriptor.sendSome(connection.output[...]) } catch { return .ioError(error.description) }
             if sent == 0 { break }
             connection.output.removeFirst(sent)
         }

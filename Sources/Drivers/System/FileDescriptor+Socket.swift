@@ -41,7 +41,7 @@ extension FileDescriptor {
     /// bytes went out: 0 when a non-blocking socket's buffer is full or a send timeout passed.
     public func sendSome(_ bytes: ArraySlice<UInt8>) throws(Errno) -> Int {
         guard !bytes.isEmpty else { return 0 }
-        do {
+        do throws(Errno) {
             return try retryOnInterrupt("send") {
                 bytes.withUnsafeBytes { Glibc.send(rawValue, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             }
@@ -53,7 +53,7 @@ extension FileDescriptor {
     /// One recv(2) of at most `count` bytes.
     public func receive(upTo count: Int) throws(Errno) -> SocketReceive {
         var buffer = [UInt8](repeating: 0, count: max(1, count))
-        do {
+        do throws(Errno) {
             let n = try retryOnInterrupt("recv") {
                 buffer.withUnsafeMutableBytes { Glibc.recv(rawValue, $0.baseAddress, $0.count, 0) }
             }

@@ -70,7 +70,7 @@ extension FileDescriptor {
     /// read(2) on a non-blocking descriptor: `.wouldBlock` when empty, `.closed` at end of file.
     fileprivate func readNonBlocking(upTo count: Int) throws(Errno) -> SocketReceive {
         var buffer = [UInt8](repeating: 0, count: max(1, count))
-        do {
+        do throws(Errno) {
             let n = try retryOnInterrupt("read") {
                 buffer.withUnsafeMutableBytes { Glibc.read(rawValue, $0.baseAddress, $0.count) }
             }
