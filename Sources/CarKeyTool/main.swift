@@ -21,6 +21,8 @@ let tool = Tool(
         .crypto,
         .decode,
         .phone,
+        .share,
+        .revoke,
     ]
 )
 
