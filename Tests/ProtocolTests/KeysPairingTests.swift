@@ -50,7 +50,10 @@ final class KeysPairingTests: XCTestCase {
         XCTAssertFalse(rig.car.isPairingWindowOpen(now: rig.now), "single use")
 
         // The new owner pins the identity key it learned and opens a session.
-        var phone = rig.phone(KeysFixtures.owner)
+        guard case .paired(let paired) = event else { return XCTFail() }
+        var config = PhoneConfiguration(longTermKey: KeysFixtures.owner, paired: paired)
+        config.ephemeralKeys = DerivedEphemeralKeys("paired phone")
+        var phone = KeysPhone(session: PhoneProtocolSession(configuration: config), link: LinkID(77))
         XCTAssertEqual(try rig.connect(&phone).grants.first?.record.role, .owner)
         XCTAssertTrue(try rig.run(.unlock, on: &phone).isOK)
     }
