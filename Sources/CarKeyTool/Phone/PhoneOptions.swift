@@ -61,7 +61,9 @@ struct PhoneOptions {
         timeoutMillis = UInt64(seconds) * 1000
 
         let name = arguments.argument("command") ?? ""
-        guard let command = Self.commandNames.first(where: { $0.0 == name })?.1 ?? CommandCode(name: name) else {
+        // The five v1 commands only (also by their protocol names, e.g. userVerified); other
+        // codes such as revoke carry arguments this simulator does not build.
+        guard let command = Self.commandNames.first(where: { $0.0 == name || $0.1.name == name })?.1 else {
             throw UsageError.invalidValue(name, for: "<command>", expected: Self.commandNames.map(\.0).joined(separator: ", "))
         }
         self.command = command
