@@ -18,6 +18,7 @@ let agent = Tool(
     commands: [
         .demo,
         .run,
+        .outbox,
     ]
 )
 

@@ -28,7 +28,7 @@ public final class CloudService: @unchecked Sendable {
     private var thread = pthread_t()
     private var running = false
 
-    public init(options: MQTTConnectOptions, vehicleID: String, store: CarStore,
+    public init(options: MQTTConnectOptions, vehicleID: String, store: CarStore, willDelaySeconds: UInt32 = 10,
                 onInbound: @escaping @Sendable (InboundEnvelope) -> Void, log: @escaping @Sendable (String) -> Void) throws {
         let topics = CloudTopics(vehicleID: vehicleID)
         let outbox = SQLiteOutbox(store: store)
@@ -37,7 +37,7 @@ public final class CloudService: @unchecked Sendable {
         self.onInbound = onInbound
         self.log = log
         let transport = try MosquittoTransport(options: options)
-        link = CloudLink(settings: CloudLinkSettings(vehicleID: vehicleID, subscriptions: topics.inbound),
+        link = CloudLink(settings: CloudLinkSettings(vehicleID: vehicleID, willDelaySeconds: willDelaySeconds, subscriptions: topics.inbound),
                          transport: transport, outbox: outbox,
                          nextBirthSequence: { try outbox.nextBirthSequence() },
                          unitRandom: { Double((try? SystemRandom().randomBytes(4)).map { $0.reduce(0) { $0 << 8 | UInt32($1) } } ?? 0) / 4_294_967_296 })

@@ -31,7 +31,7 @@ extension Command {
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
             .value("simulate-owner", placeholder: "PUBHEX",
                    help: "Enroll this SEC1 public key as an owner, in memory (repeatable; simulation only)"),
-        ],
+        ] + CloudOptions.optionSpecs,
         action: { invocation in
             let options = try RunOptions(invocation.arguments)
             return try SimulatedCar(options: options, log: AgentLog()).run()

@@ -15,6 +15,13 @@ final class CarService {
     private let audit: AuditSink
     private let clock: AgentClock
     private let log: AgentLog
+    /// Told the vehicle state after every actuation (the cloud link reports changes).
+    var stateObserver: ((VehicleState) -> Void)?
+    /// Called once a second from `tick`, on the agent's thread (the cloud link's inbox).
+    var tickObserver: (() -> Void)?
+
+    /// The vehicle state as the actuator knows it.
+    var vehicleState: VehicleState { actuator.state }
 
     init(engine: CarProtocolEngine, server: SimulatedLinkServer, actuator: any VehicleActuator,
          audit: AuditSink, clock: AgentClock, log: AgentLog) {
@@ -47,6 +54,7 @@ final class CarService {
         let now = clock.now()
         execute(engine.tick(now: now))
         audit.flush(now: now)
+        tickObserver?()
         let established = Set(engine.establishedLinks)
         for link in server.links where !established.contains(link) {
             guard let since = server.connectedAt(link), now.monotonicMillis >= since + Self.handshakeTimeoutMillis else { continue }
@@ -79,6 +87,7 @@ final class CarService {
                 let result = actuator.perform(request.command, args: request.args)
                 log.info("\(request.link) \(request.command): \(result.summary), result \(result.fault?.name ?? "ok"), state \(result.state)")
                 queue += engine.complete(request.token, result: result.fault, vehicleState: result.state, now: clock.now())
+                stateObserver?(result.state)
             case .audit(let record):
                 audit.record(record)
             case .closeLink(let link):

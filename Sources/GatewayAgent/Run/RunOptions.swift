@@ -11,6 +11,8 @@ struct RunOptions {
     let socketPath: String
     /// Owner keys enrolled in memory for the simulation (issue #4 replaces this).
     let simulatedOwners: [P256PublicKey]
+    /// The cloud link, nil when the car runs offline.
+    let cloud: CloudOptions?
 
     init(_ arguments: ParsedArguments) throws {
         guard arguments.flag("simulate") else {
@@ -28,6 +30,7 @@ struct RunOptions {
             throw UsageError.invalidValue(id, for: "--vehicle-id", expected: "1 to 32 printable ASCII characters")
         }
         socketPath = arguments.value("socket") ?? directory + "/" + Self.socketFileName
+        cloud = try CloudOptions.parse(arguments)
         simulatedOwners = try arguments.values("simulate-owner").map { text in
             guard let bytes = Bytes(hex: text), bytes.count == P256PublicKey.sec1Length,
                   let key = try? P256PublicKey(sec1: bytes) else {

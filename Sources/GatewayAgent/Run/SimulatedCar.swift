@@ -45,6 +45,14 @@ struct SimulatedCar {
         print("carkey-agent: simulated car \(options.vehicleID) listening on \(options.socketPath)")
         fflush(nil) // tests and supervisors read these lines while the agent runs
 
+        // The cloud link is optional: the car works fully offline.
+        let cloud = try options.cloud.map { try AgentCloud(options: $0, vehicleID: options.vehicleID, store: store, clock: clock, log: log) }
+        if let cloud {
+            cloud.start(initialState: service.vehicleState)
+            service.stateObserver = { cloud.report($0) }
+            service.tickObserver = { for message in cloud.takeInbound() { log.info("cloud: \(message.type) message \(message.id) admitted (not acted on yet)") } }
+        }
+        defer { cloud?.stop() }
         defer { service.shutdown() }
         try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log).run()
         return 0

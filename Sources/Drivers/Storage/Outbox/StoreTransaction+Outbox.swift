@@ -41,6 +41,12 @@ extension StoreTransaction {
         }
     }
 
+    /// Messages waiting in the outbox.
+    public func outboxDepth() throws -> Int {
+        guard case .integer(let count)? = try connection.scalar("SELECT COUNT(*) FROM outbox") else { return 0 }
+        return Int(count)
+    }
+
     /// Records an inbound message UUID; false when it was seen before (a duplicate to ignore).
     /// Keeps the newest `keep` UUIDs.
     public func markInboundSeen(_ uuid: String, keep: Int = 4096) throws -> Bool {

@@ -1,0 +1,71 @@
+// The agent's side of the cloud link: starts the CloudService (its own thread), queues state
+// reports when the vehicle state changes, and hands admitted inbound messages to the main loop.
+import Drivers
+import Protocol
+import Synchronization
+
+final class AgentCloud {
+    private let service: CloudService
+    private let store: CarStore
+    private let topics: CloudTopics
+    private let clock: AgentClock
+    private let log: AgentLog
+    /// Inbound messages admitted on the cloud thread, handled on the agent's thread.
+    private let inbox: InboundMailbox
+    private var lastReported: VehicleState?
+
+    init(options: CloudOptions, vehicleID: VehicleID, store: CarStore, clock: AgentClock, log: AgentLog) throws {
+        self.store = store
+        self.topics = CloudTopics(vehicleID: vehicleID.description)
+        self.clock = clock
+        self.log = log
+        let inbox = InboundMailbox()
+        self.inbox = inbox
+        let connect = MQTTConnectOptions(endpoint: options.endpoint, clientID: vehicleID.description,
+                                         keepaliveSeconds: options.keepaliveSeconds, tls: options.tls)
+        service = try CloudService(options: connect, vehicleID: vehicleID.description, store: store,
+                                   willDelaySeconds: options.willDelaySeconds,
+                                   onInbound: { inbox.post($0) }, log: { log.info($0) })
+    }
+
+    func start(initialState: VehicleState) {
+        log.info("cloud: link to \(topics.status.split(separator: "/").dropLast().joined(separator: "/")) starting")
+        service.start()
+        report(initialState)
+    }
+
+    /// Queues a state report if the vehicle state changed (coalesced with any unsent one).
+    func report(_ state: VehicleState) {
+        guard state != lastReported else { return }
+        lastReported = state
+        let snapshot = service.snapshot
+        let now = clock.eventTime()
+        do {
+            try store.write { transaction in
+                let outboxDepth = try transaction.outboxDepth()
+                try transaction.enqueueStateReport(StateReport(vehicle: state, cloudConnected: snapshot.connected,
+                                                               clockTrusted: now.trusted, outboxDepth: outboxDepth),
+                                                   topics: topics, time: now)
+            }
+        } catch {
+            log.info("cloud: state report not queued: \(error)")
+        }
+    }
+
+    /// Inbound messages waiting for the agent's thread.
+    func takeInbound() -> [InboundEnvelope] { inbox.take() }
+
+    var snapshot: CloudSnapshot { service.snapshot }
+
+    /// "offline", clean DISCONNECT, thread joined.
+    func stop() {
+        service.stop()
+        log.info("cloud: stopped")
+    }
+}
+
+final class InboundMailbox: Sendable {
+    private let messages = Mutex<[InboundEnvelope]>([])
+    func post(_ message: InboundEnvelope) { messages.withLock { $0.append(message) } }
+    func take() -> [InboundEnvelope] { messages.withLock { list in defer { list.removeAll() }; return list } }
+}
