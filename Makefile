@@ -5,6 +5,7 @@
 #   make run      build and run `carkey-agent demo`
 #   make test     deps + build + every test suite (swift test)
 #   make bench    release build of carkey-bench and run it (one JSON object per line)
+#   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
 #   make static   statically linked release carkey-agent (builds a static libmosquitto)
 #   make clean    remove build products (.build and build/)
 
@@ -25,7 +26,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test bench static clean
+.PHONY: deps build run test bench soak static clean
 
 deps:
 	@scripts/deps.sh
@@ -42,6 +43,14 @@ test: deps build
 bench: deps
 	$(SWIFT) build $(SWIFTPM) -c release --product carkey-bench
 	$(SCRATCH)/release/carkey-bench
+
+# The cloud reliability suite with more rounds than `make test` runs; prints one "soak:" line
+# per test (events written, delivered, duplicates).
+SOAK_ROUNDS ?= 50
+soak: deps build
+	CARKEY_SOAK_ROUNDS=$(SOAK_ROUNDS) $(SWIFT) test $(SWIFTPM) --skip-build \
+	    --filter 'CloudAgentTests|CloudLinkBrokerTests' 2>&1 | tee $(SCRATCH)/soak.log | grep -E '^(soak|broker-restart)|Executed [0-9]+ tests' ; \
+	    exit $${PIPESTATUS[0]}
 
 static: deps
 	@SCRATCH=$(SCRATCH) scripts/build-static.sh

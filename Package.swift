@@ -55,7 +55,7 @@ let package = Package(
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // End-to-end: runs the built executables as subprocesses.
         // (Drivers and Protocol to read the agent's store and speak raw protocol to it.)
-        .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent", "Drivers", "Protocol"]),
+        .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent", "Drivers", "Protocol", "TestHarness"]),
     ],
     swiftLanguageModes: [.v6]
 )

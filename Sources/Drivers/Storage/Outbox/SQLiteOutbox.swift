@@ -1,6 +1,6 @@
 // The durable outbox over the car's SQLite store: what CloudLink drains into the broker.
 //
-// Acknowledgements are buffered and deleted together (every `flushIntervalMillis`, every
+// Acknowledgements are buffered and deleted together (every `flushIntervalMillis` (50 ms), every
 // `flushBatch` acks, or when someone asks for the depth), so a burst of PUBACKs costs one
 // fsync, not one each. A crash before that flush only means the broker sees those messages
 // again: delivery is at-least-once, and the cloud de-duplicates on the UUID in every publish.
@@ -12,7 +12,7 @@ public final class SQLiteOutbox: OutboxStore, @unchecked Sendable {
     public let store: CarStore
     private let acknowledged = Mutex<[Int64]>([])
     private let lastFlush = Mutex<UInt64>(0)
-    public var flushIntervalMillis: UInt64 = 200
+    public var flushIntervalMillis: UInt64 = 50
     public var flushBatch = 512
 
     public init(store: CarStore) {
