@@ -211,3 +211,71 @@ final class CloudTestSubscriber: @unchecked Sendable {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }
+
+final class CloudAgentInboundTests: XCTestCase {
+    private var root = ""
+    private var stateDir: String { root + "/state" }
+
+    override func setUpWithError() throws { root = Subprocess.makeTemporaryDirectory() }
+    override func tearDown() { Subprocess.removeTree(root) }
+
+    func testMutualTLSConnectionWithClientCertificate() throws {
+        let broker = try MosquittoBroker(tls: true)
+        try broker.start()
+        let pki = try XCTUnwrap(broker.pki)
+        let agent = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", stateDir, "--mqtt", broker.url,
+                                                           "--mqtt-ca", pki.caFile, "--mqtt-cert", pki.clientCertificate,
+                                                           "--mqtt-key", pki.clientKey])
+        XCTAssertTrue(agent.wait(timeoutSeconds: 20) { agent.stderr.contains("cloud: connected") }, agent.stderr)
+        XCTAssertEqual(agent.stop(), 0)
+        // Without a client certificate the broker refuses; the agent keeps retrying, never dies.
+        let anonymous = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", stateDir, "--mqtt", broker.url,
+                                                               "--mqtt-ca", pki.caFile])
+        XCTAssertTrue(anonymous.wait(timeoutSeconds: 20) { anonymous.stderr.contains("retry in") }, anonymous.stderr)
+        XCTAssertTrue(anonymous.isRunning)
+        XCTAssertFalse(anonymous.stderr.contains("cloud: connected"))
+        XCTAssertEqual(anonymous.stop(), 0)
+    }
+
+    func testMalformedOversizedAndDuplicateInboundMessagesAreCountedAndChangeNothing() throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        let agent = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", stateDir, "--mqtt", broker.url])
+        XCTAssertTrue(agent.wait(timeoutSeconds: 20) { agent.stderr.contains("cloud: connected") }, agent.stderr)
+        let eventsBefore = try Subprocess.run("carkey-agent", ["outbox", "--state-dir", stateDir, "--json"])
+        XCTAssertEqual(eventsBefore.status, 0, eventsBefore.stderr)
+        let topic = "vehicles/OCK-SIM-0001/commands"
+        let good = #"{"id":"6f1c2d3e-4a5b-4c6d-8e7f-001122334455","type":"command","body":"00"}"#
+        let oversized = String(repeating: "x", count: 9000)
+        for payload in ["not json", #"{"id":"1","type":"command","body":"00"}"#, oversized, good, good] {
+            XCTAssertEqual(system("mosquitto_pub -h 127.0.0.1 -p \(broker.port) -q 1 -t \(topic) -m '\(payload)'"), 0)
+        }
+        // Admitted messages are handed to the agent's thread on its next tick (1 s).
+        XCTAssertTrue(agent.wait(timeoutSeconds: 10) {
+            agent.stderr.components(separatedBy: "rejected:").count - 1 >= 4 && agent.stderr.contains("admitted")
+        }, agent.stderr)
+        let log = agent.stderr
+        XCTAssertEqual(log.components(separatedBy: "rejected: malformed").count - 1, 2)
+        XCTAssertEqual(log.components(separatedBy: "rejected: oversized").count - 1, 1)
+        XCTAssertEqual(log.components(separatedBy: "rejected: duplicate").count - 1, 1)
+        XCTAssertEqual(log.components(separatedBy: "admitted").count - 1, 1, "the good one once")
+        XCTAssertFalse(log.contains("xxxxxxxx"), "payloads are never logged")
+        XCTAssertEqual(agent.stop(), 0)
+        let store = try CarStore.open(stateDirectory: stateDir)
+        XCTAssertEqual(try store.lastEventSequence(), 0, "no inbound message wrote an event")
+    }
+
+    func testOutboxCommandReportsDepthAndRefusesAMissingStateDirectory() throws {
+        let producer = try EventProducer(stateDir: stateDir, vehicle: "OCK-SIM-0001")
+        _ = try producer.append(count: 3)
+        let text = try Subprocess.run("carkey-agent", ["outbox", "--state-dir", stateDir])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(text.stdout.hasPrefix("depth: 3 message(s)"), text.stdout)
+        let json = try Subprocess.run("carkey-agent", ["outbox", "--state-dir", stateDir, "--json"])
+        XCTAssertTrue(json.stdout.hasPrefix(#"{"depth":3,"#), json.stdout)
+        let missing = try Subprocess.run("carkey-agent", ["outbox", "--state-dir", root + "/nothing"])
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("no agent state"), missing.stderr)
+        XCTAssertEqual(access(root + "/nothing", F_OK), -1, "an inspection creates nothing")
+    }
+}

@@ -8,9 +8,12 @@ public final class MosquittoBroker {
     public let folder: String
     public private(set) var pid: pid_t = 0
     private let aclRules: String?
+    /// Set when the listener speaks TLS (client certificates required).
+    public let pki: TestPKI?
 
     /// `aclRules`: mosquitto acl_file content (e.g. "topic write vehicles/+/status"), or nil.
-    public init(aclRules: String? = nil) throws {
+    /// `tls`: a TLS 1.2+ listener that requires a client certificate signed by a fresh test CA.
+    public init(aclRules: String? = nil, tls: Bool = false) throws {
         port = try Self.freeLoopbackPort()
         var template = Array("/tmp/opencarkey-broker-XXXXXX".utf8CString)
         folder = String(cString: mkdtemp(&template)!)
@@ -27,6 +30,21 @@ public final class MosquittoBroker {
         // Started as root, mosquitto drops to user "mosquitto", which cannot use our 0700
         // temporary folder: keep the test's own identity instead.
         if geteuid() == 0 { config += "\nuser root" }
+        if tls {
+            let pki = try TestPKI(folder: folder + "/pki", serverName: "127.0.0.1", clientName: "OCK-SIM-0001")
+            self.pki = pki
+            config += """
+
+                cafile \(pki.caFile)
+                certfile \(pki.serverCertificate)
+                keyfile \(pki.serverKey)
+                require_certificate true
+                use_identity_as_username true
+                tls_version tlsv1.2
+                """
+        } else {
+            pki = nil
+        }
         if let aclRules {
             try Self.write(aclRules + "\n", to: folder + "/acl")
             config += "\nacl_file \(folder)/acl"
@@ -36,11 +54,10 @@ public final class MosquittoBroker {
 
     deinit {
         stop()
-        for name in ["mosquitto.conf", "acl", "broker.log", "mosquitto.db"] { unlink(folder + "/" + name) }
-        rmdir(folder)
+        _ = system("rm -rf '\(folder)'")
     }
 
-    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    public var url: String { "\(pki == nil ? "mqtt" : "mqtts")://127.0.0.1:\(port)" }
 
     /// Starts the broker and waits until it accepts TCP connections (at most 5 s).
     public func start() throws {
