@@ -12,10 +12,16 @@ extension Command {
             in --state-dir (created 0700), loads or creates the car identity key, and writes
             DIR/car-identity.pub (PEM) and DIR/vehicle-id for tools and tests.
 
-            --simulate serves the BLE characteristic on a Unix socket (default DIR/ble.sock,
-            mode 0600): every message is a 2-byte big-endian length and then exactly the
+            The BLE characteristic is served on a Unix socket (default DIR/ble.sock, mode
+            0600): every message is a 2-byte big-endian length and then exactly the
             characteristic bytes (docs/protocol.md, "Simulated link"). One connection is one
-            link; at most 8 at once. Actuators are simulated in process.
+            link; at most 8 at once. The radio link itself is not implemented yet.
+
+            Settings come from the config file (--config, default /etc/opencarkey/agent.json
+            when present; keys in docs/operations.md), with flags on top. Without --simulate
+            the lock actuators and inputs are real GPIO lines (libgpiod) from the board file;
+            with it, a simulated chip with the built-in simulated board (or --board), and a
+            serial console on a new pty whose path is printed (--console to change).
 
             --simulate-owner is a simulation bootstrap: each key given is enrolled as an owner
             with every permission, in memory only, for this run. The keys issue (#4) replaces
@@ -25,13 +31,13 @@ extension Command {
             on stderr; no keys, session keys or signatures are ever logged.
             """,
         options: [
-            .flag("simulate", help: "Serve the simulated BLE link on a Unix socket (required for now)"),
+            .flag("simulate", help: "Simulated GPIO chip and a pty console (phones always use the Unix socket for now)"),
             .value("state-dir", placeholder: "DIR", help: "State directory (store, identity key, socket)"),
             .value("vehicle-id", placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
             .value("simulate-owner", placeholder: "PUBHEX",
                    help: "Enroll this SEC1 public key as an owner, in memory (repeatable; simulation only)"),
-        ] + CloudOptions.optionSpecs,
+        ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs,
         action: { invocation in
             let options = try RunOptions(invocation.arguments)
             return try SimulatedCar(options: options, log: AgentLog()).run()

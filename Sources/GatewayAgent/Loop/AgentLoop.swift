@@ -1,5 +1,6 @@
-// The agent's single thread: poll(2) on the signal pipe, the link listener and every link,
-// with a timeout that brings the once-a-second tick. SIGINT or SIGTERM ends it cleanly.
+// The agent's single thread: poll(2) on the signal pipe, the link listener and every link, and
+// the other sources (console, actuation completions, input sampling), with a timeout that
+// brings the once-a-second tick and the sources' deadlines. SIGINT or SIGTERM ends it cleanly.
 import Drivers
 
 struct AgentLoop {
@@ -10,20 +11,29 @@ struct AgentLoop {
     let signals: SignalPipe
     let clock: AgentClock
     let log: AgentLog
+    var sources: [any LoopSource] = []
 
     /// Runs until a termination signal; the caller shuts the service down afterwards.
     func run() throws(Errno) {
         var nextTick = clock.monotonicMillis + Self.tickMillis
         while true {
+            let sets = sources.map { $0.pollSet() }
             let now = clock.monotonicMillis
-            let timeout = nextTick > now ? Int32(clamping: nextTick - now) : 0
-            let ready = try Poll.wait([(signals.descriptor, .readable)] + server.pollSet(), timeoutMillis: timeout)
+            let wakeAt = sources.compactMap { $0.nextDeadline() }.reduce(nextTick, min)
+            let timeout = wakeAt > now ? Int32(clamping: wakeAt - now) : 0
+            let linkSet = server.pollSet()
+            let ready = try Poll.wait([(signals.descriptor, .readable)] + linkSet + sets.flatMap { $0 }, timeoutMillis: timeout)
             if !ready[0].isEmpty, let signal = signals.drain().first {
                 log.info("stopping on signal \(signal)")
                 return
             }
-            for event in server.process(Array(ready.dropFirst()), nowMillis: clock.monotonicMillis) {
+            for event in server.process(Array(ready[1..<(1 + linkSet.count)]), nowMillis: clock.monotonicMillis) {
                 service.handle(event)
+            }
+            var offset = 1 + linkSet.count
+            for (source, set) in zip(sources, sets) {
+                source.process(Array(ready[offset..<(offset + set.count)]), nowMillis: clock.monotonicMillis)
+                offset += set.count
             }
             if clock.monotonicMillis >= nextTick {
                 service.tick()

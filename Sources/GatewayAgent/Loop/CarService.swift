@@ -71,6 +71,18 @@ final class CarService {
         audit.flush(now: now, force: true)
     }
 
+    /// A pulse started by `.perform` has ended (called on the loop thread).
+    func actuationFinished(_ request: CommandRequest, _ outcome: CommandOutcome) {
+        execute(completion(of: request, outcome))
+    }
+
+    private func completion(of request: CommandRequest, _ outcome: CommandOutcome) -> [CarAction] {
+        log.info("\(request.link) \(request.command): \(outcome.summary), result \(outcome.fault?.name ?? "ok"), state \(outcome.state)")
+        let actions = engine.complete(request.token, result: outcome.fault, vehicleState: outcome.state, now: clock.now())
+        stateObserver?(outcome.state)
+        return actions
+    }
+
     /// Runs actions in order; actions they cause (a completion's Response) run after them.
     private func execute(_ actions: [CarAction]) {
         var queue = actions[...]
@@ -84,10 +96,9 @@ final class CarService {
             case .authenticated(let grant):
                 log.info("\(grant.link) session established: key \(grant.keyID), \(grant.record.role), permissions \(grant.record.permissions)")
             case .perform(let request):
-                let result = actuator.perform(request.command, args: request.args)
-                log.info("\(request.link) \(request.command): \(result.summary), result \(result.fault?.name ?? "ok"), state \(result.state)")
-                queue += engine.complete(request.token, result: result.fault, vehicleState: result.state, now: clock.now())
-                stateObserver?(result.state)
+                // nil: a pulse started on the actuation worker; `actuationFinished` completes it.
+                guard let outcome = actuator.start(request) else { continue }
+                queue += completion(of: request, outcome)
             case .audit(let record):
                 audit.record(record)
             case .closeLink(let link):

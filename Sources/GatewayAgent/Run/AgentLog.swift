@@ -1,11 +1,19 @@
 // The agent's log: one line per event on stderr. Callers pass IDs, names and results only;
-// keys, session keys, signatures and message bytes are never logged.
+// keys, session keys, signatures, message bytes and codes are never logged.
+// Lines below `LogLevel.threshold` (set from the config, changed with `log level`) are dropped.
 import CommandLineKit
 
 struct AgentLog: Sendable {
     var prefix = "carkey-agent"
 
-    func info(_ line: String) {
-        writeStderr("\(prefix): \(line)\n")
+    func debug(_ line: @autoclosure () -> String) { write(.debug, line) }
+    func info(_ line: @autoclosure () -> String) { write(.info, line) }
+    func warn(_ line: @autoclosure () -> String) { write(.warn, line) }
+    func error(_ line: @autoclosure () -> String) { write(.error, line) }
+
+    private func write(_ level: LogLevel, _ line: () -> String) {
+        guard level >= LogLevel.threshold else { return }
+        let tag = level == .info ? "" : "\(level.rawValue): "
+        writeStderr("\(prefix): \(tag)\(line())\n")
     }
 }

@@ -3,7 +3,7 @@ import CommandLineKit
 import Protocol
 
 struct RunOptions {
-    static let defaultSimulatedVehicleID = "OCK-SIM-0001"
+    static let defaultSimulatedVehicleID = ConfigOverrides.defaultSimulatedVehicleID
     static let socketFileName = "ble.sock"
 
     let stateDirectory: String
@@ -13,22 +13,21 @@ struct RunOptions {
     let simulatedOwners: [P256PublicKey]
     /// The cloud link, nil when the car runs offline.
     let cloud: CloudOptions?
+    /// Simulated GPIO (and the simulation console commands) instead of libgpiod.
+    let simulate: Bool
+    /// The config file with flags applied (board, console, service PIN, log level).
+    let config: AgentConfig
 
     init(_ arguments: ParsedArguments) throws {
-        guard arguments.flag("simulate") else {
-            throw UsageError("'--simulate' is required: the BLE radio link is not implemented yet")
+        // Without --simulate the GPIO is real (libgpiod, the config's board file); phones still
+        // connect over the Unix socket until the BLE radio link exists.
+        simulate = arguments.flag("simulate")
+        config = try ConfigOverrides.effectiveConfig(arguments, simulate: simulate)
+        guard let directory = config.stateDirectory, let vehicleID = config.vehicleID else {
+            throw UsageError("internal: effective config without state directory or vehicle ID")
         }
-        var directory = try arguments.require("state-dir")
-        while directory.count > 1 && directory.hasSuffix("/") { directory.removeLast() }
-        guard !directory.isEmpty else { throw UsageError.invalidValue("", for: "--state-dir", expected: "a directory path") }
         stateDirectory = directory
-
-        let id = arguments.value("vehicle-id") ?? Self.defaultSimulatedVehicleID
-        do {
-            vehicleID = try VehicleID(id)
-        } catch {
-            throw UsageError.invalidValue(id, for: "--vehicle-id", expected: "1 to 32 printable ASCII characters")
-        }
+        self.vehicleID = vehicleID
         socketPath = arguments.value("socket") ?? directory + "/" + Self.socketFileName
         cloud = try CloudOptions.parse(arguments)
         simulatedOwners = try arguments.values("simulate-owner").map { text in

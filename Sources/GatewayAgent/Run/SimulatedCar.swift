@@ -23,6 +23,11 @@ struct SimulatedCar {
         }
         // Signals first: from here on SIGINT/SIGTERM are bytes to poll, never a kill mid-write.
         let signals = try SignalPipe.install()
+        LogLevel.threshold = options.config.logLevel
+        options.config.warnings().forEach { log.warn($0) }
+        // GPIO next: every output is pinned at its inactive (safe) level before anything else.
+        let hardware = try VehicleHardware.open(boardFile: options.config.boardFile, simulate: options.simulate, clock: SystemClock())
+        defer { hardware.lines.releaseAll() }
         let clock = AgentClock()
         let store = try CarStore.open(stateDirectory: options.stateDirectory, clock: { clock.eventTime() })
         for repair in store.repairs { log.info("store: \(repair)") }
@@ -34,14 +39,17 @@ struct SimulatedCar {
         let engine = CarProtocolEngine(configuration: CarProtocolConfiguration(vehicleID: options.vehicleID),
                                        identity: identity, keys: keys)
         let server = try SimulatedLinkServer(configuration: .init(socketPath: options.socketPath))
-        let service = CarService(engine: engine, server: server, actuator: SimulatedActuator(),
+        let body = try VehicleBody(hardware: hardware, store: store, clock: clock, log: log)
+        let service = CarService(engine: engine, server: server, actuator: body.actuator,
                                  audit: AuditSink(store: store, log: log), clock: clock, log: log)
+        body.connect(service)
 
         let sample = clock.now()
         print("carkey-agent: crypto self-test passed")
         print("carkey-agent: clock \(sample.wallClockTrusted ? "trusted" : "not trusted") (\(trustNote(clock, sample)))")
         print("carkey-agent: \(options.simulatedOwners.count) simulated owner key(s): "
               + (options.simulatedOwners.isEmpty ? "none" : options.simulatedOwners.map { KeyID(publicKey: $0).description }.joined(separator: ", ")))
+        print("carkey-agent: \(body.summary)")
         print("carkey-agent: simulated car \(options.vehicleID) listening on \(options.socketPath)")
         fflush(nil) // tests and supervisors read these lines while the agent runs
 
@@ -54,7 +62,8 @@ struct SimulatedCar {
         }
         defer { cloud?.stop() }
         defer { service.shutdown() }
-        try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log).run()
+        defer { body.finishRunning() }
+        try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log, sources: body.sources).run()
         return 0
     }
 

@@ -1,0 +1,88 @@
+// The agent's settings: the config file (/etc/opencarkey/agent.json, or --config PATH), then
+// command-line flags on top (ConfigOverrides). One type for every section, so a new one (the
+// cloud link's "mqtt" object) is a key in `topLevelKeys`, a field here and a reader below.
+//
+// Relative paths in the file are relative to the file's folder, so an example config next to
+// its board file works from any working directory.
+import Drivers
+import Protocol
+
+struct AgentConfig: Equatable {
+    static let defaultPath = "/etc/opencarkey/agent.json"
+    /// Config files are small; the cap keeps a wrong path (a log, a device) from being slurped.
+    static let maxFileBytes = 64 * 1024
+
+    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service"]
+    static let consoleKeys: Set<String> = ["tty", "baud"]
+    static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
+    static let serviceTimeoutRange: ClosedRange<Int64> = 30...3600
+
+    var vehicleID: VehicleID?
+    var stateDirectory: String?
+    /// The board description file; nil in --simulate means the built-in simulated board.
+    var boardFile: String?
+    var logLevel = LogLevel.info
+    /// nil: the mode's default (a pty in --simulate, none otherwise).
+    var consoleDevice: ConsoleDevice?
+    var consoleBaud = SerialPort.defaultBaud
+    /// nil: service mode (and with it `actuate` on the console) is disabled.
+    var servicePIN: ServicePIN?
+    var serviceTimeoutSeconds = 300
+    /// The file the settings came from; nil when none was read.
+    var sourcePath: String?
+
+    /// Reads and validates a config file.
+    static func load(path: String) throws(ConfigError) -> AgentConfig {
+        let bytes: [UInt8]
+        do {
+            bytes = try Files.read(path, limit: maxFileBytes)
+        } catch let error as Errno {
+            throw .unreadable(path: path, reason: error.description)
+        } catch {
+            throw .unreadable(path: path, reason: "\(error)")
+        }
+        var config = try parse(bytes, baseDirectory: ConfigPaths.directory(of: path))
+        config.sourcePath = path
+        return config
+    }
+
+    /// Validates config-file JSON. Every error names the key it is about.
+    static func parse(_ bytes: [UInt8], baseDirectory: String) throws(ConfigError) -> AgentConfig {
+        guard bytes.count <= maxFileBytes else { throw .malformedJSON(reason: "larger than \(maxFileBytes) bytes") }
+        let top = try ConfigReader(try ConfigJSON.parse(bytes), at: "", allowed: topLevelKeys)
+        var config = AgentConfig()
+        _ = try top.string("description")
+        config.vehicleID = try top.string("vehicleID", expected: "1 to 32 printable ASCII characters") { try? VehicleID($0) }
+        config.stateDirectory = try top.string("stateDirectory", expected: "a directory path") {
+            ConfigPaths.resolve($0, against: baseDirectory)
+        }
+        config.boardFile = try top.string("board", expected: "a board file path (see board/README.md)") {
+            ConfigPaths.resolve($0, against: baseDirectory)
+        }
+        if let level = try top.string("logLevel", expected: LogLevel.expectation, LogLevel.init(rawValue:)) {
+            config.logLevel = level
+        }
+        if let console = try top.object("console", allowed: consoleKeys) {
+            try config.readConsole(console)
+        }
+        if let service = try top.object("service", allowed: serviceKeys) {
+            try config.readService(service)
+        }
+        return config
+    }
+
+    private mutating func readConsole(_ console: ConfigReader) throws(ConfigError) {
+        consoleDevice = try console.string("tty", expected: ConsoleDevice.expectation, ConsoleDevice.init(setting:))
+        if let baud = try console.integer("baud", in: 1...4_000_000, expected: ConsoleDevice.baudExpectation) {
+            guard SerialPort.supportedBaudRates.contains(baud) else {
+                throw .invalidValue(key: console.key("baud"), expected: ConsoleDevice.baudExpectation)
+            }
+            consoleBaud = baud
+        }
+    }
+
+    private mutating func readService(_ service: ConfigReader) throws(ConfigError) {
+        servicePIN = try service.string("pin", expected: ServicePIN.expectation, ServicePIN.init(text:))
+        serviceTimeoutSeconds = try service.integer("timeoutSeconds", in: Self.serviceTimeoutRange) ?? serviceTimeoutSeconds
+    }
+}
