@@ -36,6 +36,9 @@ public struct LineAssembler: Sendable {
     /// Bytes of the line being typed (nothing while an overlong line is being discarded).
     public var pendingByteCount: Int { buffer.count }
 
+    /// The line typed so far (for echo decisions such as masking a PIN).
+    public var pendingBytes: [UInt8] { buffer }
+
     public mutating func feed(_ byte: UInt8) -> Step {
         let wasAfterCR = afterCR
         afterCR = byte == 0x0D

@@ -13,6 +13,9 @@ import Synchronization
 
 public final class LineConsole: Sendable {
     public typealias Handler = @Sendable (String) -> [String]
+    /// Given the line typed so far (the new byte included), true to echo `*` instead of the
+    /// byte: a secret typed on the console (a PIN) must not be echoed back to the screen.
+    public typealias EchoMask = @Sendable (_ pendingLine: [UInt8]) -> Bool
 
     public enum Status: Sendable, Equatable {
         case open
@@ -30,6 +33,7 @@ public final class LineConsole: Sendable {
     private let writeTimeoutMillis: UInt64
     private let clock: any MonotonicClock
     private let handler: Handler
+    private let echoMask: EchoMask?
     private let assembler: Mutex<LineAssembler>
 
     /// - Parameters:
@@ -39,7 +43,7 @@ public final class LineConsole: Sendable {
     ///   - clock: measures the write timeout; poll itself always waits in real time.
     public init(input: FileDescriptor, output: FileDescriptor, maxLineBytes: Int = LineAssembler.defaultMaxLineBytes,
                 echo: Bool = false, prompt: String? = nil, writeTimeoutMillis: UInt64 = 1000,
-                clock: any MonotonicClock = SystemClock(), handler: @escaping Handler) {
+                clock: any MonotonicClock = SystemClock(), echoMask: EchoMask? = nil, handler: @escaping Handler) {
         self.input = input
         self.output = output
         self.echo = echo
@@ -47,6 +51,7 @@ public final class LineConsole: Sendable {
         self.writeTimeoutMillis = writeTimeoutMillis
         self.clock = clock
         self.handler = handler
+        self.echoMask = echoMask
         self.assembler = Mutex(LineAssembler(maxLineBytes: maxLineBytes))
     }
 
@@ -85,7 +90,10 @@ public final class LineConsole: Sendable {
                 if echo { out += [0x0D, 0x0A] }
                 out += Self.terminalSafe("error: line too long (max \(maxLineBytes) bytes), discarded")
             case .appended(let byte):
-                if echo { out.append(byte) }
+                if echo {
+                    let masked = echoMask.map { mask in mask(assembler.withLock { $0.pendingBytes }) } ?? false
+                    out.append(masked ? UInt8(ascii: "*") : byte)
+                }
             case .erased:
                 if echo { out += [0x08, 0x20, 0x08] }
             case .ignored:

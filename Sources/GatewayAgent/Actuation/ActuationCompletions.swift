@@ -7,7 +7,7 @@ import Protocol
 final class ActuationCompletions: LoopSource {
     private let actuator: GPIOActuator
     var onPhoneCommand: ((CommandRequest, CommandOutcome) -> Void)?
-    var onServiceTest: ((CommandOutcome) -> Void)?
+    var onServiceTest: ((Actuation, CommandOutcome) -> Void)?
 
     init(actuator: GPIOActuator) {
         self.actuator = actuator
@@ -30,7 +30,7 @@ final class ActuationCompletions: LoopSource {
     private func deliver(_ finished: GPIOActuator.Finished) {
         switch finished.origin {
         case .phone(let request): onPhoneCommand?(request, finished.outcome)
-        case .service: onServiceTest?(finished.outcome)
+        case .service: onServiceTest?(finished.actuation, finished.outcome)
         }
     }
 }

@@ -19,6 +19,7 @@ final class GPIOActuator: VehicleActuator {
 
     struct Finished {
         let origin: Origin
+        let actuation: Actuation
         let outcome: CommandOutcome
     }
 
@@ -127,33 +128,33 @@ final class GPIOActuator: VehicleActuator {
             let moved = "\(name) pulsed on \(pulse.line) for \(pulse.activeMillis) ms"
             switch pulse.feedback {
             case .notChecked:
-                return Finished(origin: origin, outcome: CommandOutcome(fault: nil, state: state, summary: moved))
+                return Finished(origin: origin, actuation: actuation, outcome: CommandOutcome(fault: nil, state: state, summary: moved))
             case .confirmed(let locked):
-                return Finished(origin: origin, outcome: CommandOutcome(fault: nil, state: state, summary: "\(moved), lock state confirmed \(Self.lockWord(locked))"))
+                return Finished(origin: origin, actuation: actuation, outcome: CommandOutcome(fault: nil, state: state, summary: "\(moved), lock state confirmed \(Self.lockWord(locked))"))
             case .mismatch(let expected, let observed):
                 events.actuatorFault(actuation, line: pulse.line, result: "mismatch",
                                      detail: [("expected", .string(Self.lockWord(expected))), ("observed", .string(Self.lockWord(observed)))],
                                      actor: actor)
-                return Finished(origin: origin, outcome: CommandOutcome(
+                return Finished(origin: origin, actuation: actuation, outcome: CommandOutcome(
                     fault: .actuationFailed, state: state,
                     summary: "\(moved), but the lock state reads \(Self.lockWord(observed)) (expected \(Self.lockWord(expected))): actuator fault"))
             case .unreadable(let error):
                 events.actuatorFault(actuation, line: pulse.line, result: "unreadable", detail: [("error", .string("\(error)"))], actor: actor)
-                return Finished(origin: origin, outcome: CommandOutcome(
+                return Finished(origin: origin, actuation: actuation, outcome: CommandOutcome(
                     fault: .actuationFailed, state: state, summary: "\(moved), but the lock state could not be read: \(error)"))
             }
         case .failure(let error):
             let line = hardware.lines.lineStates().first { $0.isOutput && $0.role == actuation.outputRole.rawValue }?.reference
             switch error {
             case .busy:
-                return Finished(origin: origin, outcome: CommandOutcome(fault: .busy, state: state, summary: "\(name) refused: \(error)"))
+                return Finished(origin: origin, actuation: actuation, outcome: CommandOutcome(fault: .busy, state: state, summary: "\(name) refused: \(error)"))
             case .latched:
-                return Finished(origin: origin, outcome: CommandOutcome(fault: .actuationFailed, state: state, summary: "\(name) refused: \(error)"))
+                return Finished(origin: origin, actuation: actuation, outcome: CommandOutcome(fault: .actuationFailed, state: state, summary: "\(name) refused: \(error)"))
             case .gpio, .stuckActive, .invalidPulseWidth, .invalidSettleTime:
                 let result: String
                 if case .stuckActive = error { result = "stuck" } else { result = "failed" }
                 events.actuatorFault(actuation, line: line, result: result, detail: [("error", .string("\(error)"))], actor: actor)
-                return Finished(origin: origin, outcome: CommandOutcome(fault: .actuationFailed, state: state, summary: "\(name) failed: \(error)"))
+                return Finished(origin: origin, actuation: actuation, outcome: CommandOutcome(fault: .actuationFailed, state: state, summary: "\(name) failed: \(error)"))
             }
         }
     }

@@ -43,6 +43,8 @@ struct SimulatedCar {
         let service = CarService(engine: engine, server: server, actuator: body.actuator,
                                  audit: AuditSink(store: store, log: log), clock: clock, log: log)
         body.connect(service)
+        let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log)
+        defer { console.console?.close() }
 
         let sample = clock.now()
         print("carkey-agent: crypto self-test passed")
@@ -50,6 +52,7 @@ struct SimulatedCar {
         print("carkey-agent: \(options.simulatedOwners.count) simulated owner key(s): "
               + (options.simulatedOwners.isEmpty ? "none" : options.simulatedOwners.map { KeyID(publicKey: $0).description }.joined(separator: ", ")))
         print("carkey-agent: \(body.summary)")
+        if let endpoint = console.console?.endpoint { print("carkey-agent: console on \(endpoint)") }
         print("carkey-agent: simulated car \(options.vehicleID) listening on \(options.socketPath)")
         fflush(nil) // tests and supervisors read these lines while the agent runs
 
@@ -60,10 +63,11 @@ struct SimulatedCar {
             service.stateObserver = { cloud.report($0) }
             service.tickObserver = { for message in cloud.takeInbound() { log.info("cloud: \(message.type) message \(message.id) admitted (not acted on yet)") } }
         }
+        if let cloud { console.context.cloudSnapshot = { cloud.snapshot } }
         defer { cloud?.stop() }
         defer { service.shutdown() }
         defer { body.finishRunning() }
-        try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log, sources: body.sources).run()
+        try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log, sources: body.sources + console.sources).run()
         return 0
     }
 

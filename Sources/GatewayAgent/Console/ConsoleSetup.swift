@@ -1,0 +1,58 @@
+// Builds the console at start-up: the context, the command groups (sim only with the simulated
+// chip), the transport, and the paths by which results reach it later (service pulses that
+// ended, the pairing code after a long press of the pairing button).
+import Drivers
+import Protocol
+
+struct ConsoleSetup {
+    let context: ConsoleContext
+    /// nil with `--console none`.
+    let console: AgentConsole?
+
+    var sources: [any LoopSource] { console.map { [$0] } ?? [] }
+
+    static func make(options: RunOptions, body: VehicleBody, store: CarStore, clock: AgentClock, log: AgentLog) throws -> ConsoleSetup {
+        let config = options.config
+        let context = ConsoleContext(config: config, cloudOptions: options.cloud, body: body, store: store, clock: clock, log: log)
+        let service = ServiceCommands(context: context)
+        var groups: [any ConsoleCommandGroup] = [
+            InfoCommands(context: context),
+            StatusCommand(context: context, serviceRemaining: { service.remainingMillis }),
+            GPIOCommands(context: context),
+            service,
+            KeyCommands(context: context),
+        ]
+        if let chip = body.hardware.simulated { groups.append(SimulationCommands(chip: chip)) }
+
+        let console = try AgentConsole.open(config.consoleDevice ?? .none, baud: config.consoleBaud,
+                                            commands: ConsoleCommands(groups: groups), clock: clock, log: log)
+        context.endpoint = console?.endpoint ?? "none"
+        context.notify = { lines in console?.notify(lines) }
+        body.completions.onServiceTest = { actuation, outcome in context.notify(service.finished(actuation, outcome)) }
+        body.sampler.onPairingRequested = { pairingButton(context) }
+        // Until the persistent keychain is wired (issue #4), the keys are the simulation's.
+        let owners = options.simulatedOwners.map { KeyID(publicKey: $0) }
+        context.keyLines = { owners.map { "\($0) owner unlock,lock,trunk,remote,manage (in memory, --simulate-owner)" } }
+        return ConsoleSetup(context: context, console: console)
+    }
+
+    /// The pairing button's long press: the same window as `pair`, its code shown on the
+    /// console (the only place that proves physical presence besides the button itself).
+    private static func pairingButton(_ context: ConsoleContext) {
+        guard let open = context.openPairingWindow else {
+            context.log.warn("pairing button: pairing is not wired into this agent yet (owner enrollment, issue #4)")
+            return
+        }
+        switch open() {
+        case .success(let code):
+            guard context.endpoint != "none" else {
+                context.log.warn("pairing button: window open, but there is no console to show the code on")
+                return
+            }
+            context.log.info("pairing button: pairing window opened (code shown on the console only)")
+            context.notify(["pairing button: pairing window open, code \(String(decoding: code.digits, as: UTF8.self))"])
+        case .failure(let fault):
+            context.log.warn("pairing button: window not opened: \(fault.name)")
+        }
+    }
+}

@@ -1,0 +1,79 @@
+// keys, events [N] and pair: who may open the car, what happened, and the pairing window.
+// These overlap the control socket's commands (keys work, issue #4); they read the same store
+// and call the same hooks, so either front end shows the same thing.
+import Drivers
+import Protocol
+
+final class KeyCommands: ConsoleCommandGroup {
+    static let defaultEvents = 10
+    static let maxEvents = 100
+
+    private let context: ConsoleContext
+
+    init(context: ConsoleContext) {
+        self.context = context
+    }
+
+    let help: [(usage: String, summary: String)] = [
+        ("keys", "enrolled keys (IDs, roles, permissions; never key material)"),
+        ("events [N]", "the last N events (default 10, at most 100)"),
+        ("pair", "open the pairing window and show its one-time code"),
+    ]
+    let verbs: Set<String> = ["keys", "events", "pair"]
+
+    func run(_ words: [String]) -> [String] {
+        switch words[0] {
+        case "keys":
+            guard words.count == 1 else { return ConsoleText.usage("keys") }
+            guard let lines = context.keyLines?() else { return ["error: the key list is not available in this agent yet"] }
+            return lines.isEmpty ? ["no keys enrolled"] : lines
+        case "events":
+            return events(Array(words.dropFirst()))
+        default:
+            guard words.count == 1 else { return ConsoleText.usage("pair") }
+            return pair()
+        }
+    }
+
+    private func events(_ arguments: [String]) -> [String] {
+        let usage = "events [N] (N from 1 to \(Self.maxEvents))"
+        guard arguments.count <= 1 else { return ConsoleText.usage(usage) }
+        var count = Self.defaultEvents
+        if let text = arguments.first {
+            guard let number = Int(text), (1...Self.maxEvents).contains(number) else { return ConsoleText.usage(usage) }
+            count = number
+        }
+        do {
+            let last = try context.store.lastEventSequence()
+            let rows = try context.store.events(since: max(0, last - Int64(count)), limit: count)
+            return rows.isEmpty ? ["no events"] : rows.map(Self.line)
+        } catch {
+            return ["error: event log unreadable: \(error)"]
+        }
+    }
+
+    /// One event per line: sequence, time (marked when the clock was not trusted), kind, actor,
+    /// action, result, fault, and the (non-secret) detail cut short.
+    static func line(_ stored: StoredEvent) -> String {
+        let event = stored.event
+        var parts = ["#\(stored.seq)", ISO8601.format(event.time.seconds) + (event.time.trusted ? "" : "?"), event.kind.rawValue,
+                     event.actor.map { String($0.prefix(16)) } ?? "-", event.action, event.result]
+        if let fault = event.fault { parts.append(fault.name) }
+        if let detail = event.detailJSON { parts.append(detail.count <= 96 ? detail : String(detail.prefix(93)) + "...") }
+        return parts.joined(separator: " ")
+    }
+
+    private func pair() -> [String] {
+        guard let open = context.openPairingWindow else {
+            return ["error: pairing is not wired into this agent yet (owner enrollment, issue #4)"]
+        }
+        switch open() {
+        case .success(let code):
+            // Shown here only: the console is physical presence, like the pairing button.
+            context.log.info("console: pairing window opened (code shown on the console only)")
+            return ["pairing window open: enter code \(String(decoding: code.digits, as: UTF8.self)) on the phone (single use, closes after one enrollment or when it expires)"]
+        case .failure(let fault):
+            return ["error: pairing window not opened: \(fault.name)"]
+        }
+    }
+}

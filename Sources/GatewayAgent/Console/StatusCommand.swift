@@ -1,0 +1,64 @@
+// status: the car at a glance for a field engineer: locks, doors, trunk, proximity, actuators,
+// pairing, cloud link, outbox queue, clock trust, service mode.
+import Drivers
+import Protocol
+
+final class StatusCommand: ConsoleCommandGroup {
+    private let context: ConsoleContext
+    private let serviceRemaining: () -> UInt64
+
+    init(context: ConsoleContext, serviceRemaining: @escaping () -> UInt64) {
+        self.context = context
+        self.serviceRemaining = serviceRemaining
+    }
+
+    let help: [(usage: String, summary: String)] = [("status", "locks, doors, trunk, proximity, cloud link, queue, clock")]
+    let verbs: Set<String> = ["status"]
+
+    func run(_ words: [String]) -> [String] {
+        guard words.count == 1 else { return ConsoleText.usage("status") }
+        let actuator = context.body.actuator
+        let model = actuator.stateModel
+        return [
+            "vehicle: \(context.config.vehicleID?.description ?? "-"), state \(actuator.state)",
+            "locks: \(GPIOActuator.lockWord(model.locked)) (from \(model.lockSource))",
+            "doors: \(model.doorOpen ? "open" : "closed")",
+            "trunk: \(model.trunkOpen ? "open" : "closed and latched")",
+            "proximity: not available (no UWB ranging module in this build)",
+            "actuators: " + actuatorLine(actuator),
+            "pairing window: " + (context.isPairingWindowOpen.map { $0() ? "open" : "closed" } ?? "not available (owner enrollment not wired yet)"),
+            "cloud link: " + cloudLine(),
+            "outbox queue: " + queueLine(),
+            "clock: " + clockLine(),
+            "service mode: " + (serviceRemaining() > 0 ? "on (\(serviceRemaining() / 1000) s left)" : "off"),
+        ]
+    }
+
+    private func actuatorLine(_ actuator: GPIOActuator) -> String {
+        if let reason = actuator.latchedReason { return "DISABLED after a failure: \(reason) (restart the agent after checking the wiring)" }
+        if let running = actuator.inProgress { return "busy (\(VehicleEvents.name(running)) in progress)" }
+        return "idle"
+    }
+
+    private func cloudLine() -> String {
+        guard let snapshot = context.cloudSnapshot?() else { return "not configured (the car runs offline)" }
+        if snapshot.connected { return "connected (birth \(snapshot.birth))" }
+        return "disconnected" + (snapshot.lastError.map { " (last error: \($0))" } ?? "")
+    }
+
+    private func queueLine() -> String {
+        do {
+            let depth = try context.store.read { try $0.outboxDepth() }
+            return "\(depth) message(s) waiting for the cloud"
+        } catch {
+            return "unknown (\(error))"
+        }
+    }
+
+    private func clockLine() -> String {
+        let now = context.clock.now()
+        guard let mark = context.clock.trustedMark else { return "not trusted (no trusted-time mark in the store)" }
+        return now.wallClockTrusted ? "trusted (at or after the trusted-time mark \(ISO8601.format(mark)))"
+                                    : "not trusted (system clock is before the trusted-time mark \(ISO8601.format(mark)))"
+    }
+}
