@@ -9,6 +9,7 @@
 #include <sys/ioctl.h>
 #include <fcntl.h>
 #include <termios.h>
+#include <sys/timex.h>  // adjtimex(2): struct timex and STA_* are not in Swift's Glibc module
 
 // OPENSSL_free is a macro over CRYPTO_free carrying __FILE__/__LINE__.
 static inline void ock_openssl_free(void *p) { OPENSSL_free(p); }

@@ -23,6 +23,9 @@ public struct RecordKind: Hashable, Sendable, CustomStringConvertible {
     public static let share = RecordKind(known: "share")
     /// Revocations, kept so a revoked share cannot be installed again; ID = serial or key ID.
     public static let revocation = RecordKind(known: "revocation")
+    /// When a key was enrolled and last used, ID = key ID (kept apart from the key record so a
+    /// session does not rewrite the key itself).
+    public static let keyActivity = RecordKind(known: "key-activity")
     /// The car's own identity key (one row, ID = `CarStore.identityRecordID`).
     public static let identity = RecordKind(known: "identity")
 
