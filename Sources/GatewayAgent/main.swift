@@ -18,6 +18,9 @@ let agent = Tool(
     commands: [
         .demo,
         .run,
+        .pair,
+        .keys,
+        .events,
         .outbox,
     ]
 )

@@ -1,5 +1,6 @@
 // End to end: `carkey-agent run --simulate` and `carkey phone` over the Unix socket, through the
-// real binaries; the audit trail is read back from the agent's store.
+// real binaries; the owner is enrolled by pairing (AgentHarness); the audit trail is read back
+// from the agent's store.
 import XCTest
 import Drivers
 import Protocol
@@ -8,33 +9,24 @@ import Glibc
 #endif
 
 final class SimulatedCarTests: XCTestCase {
-    private var folder = ""
+    private var car: AgentHarness!
     private var agent: BackgroundProcess?
     private var ownerPublicHex = ""
+    private var ownerKeyFile = ""
 
-    private var stateDir: String { folder + "/state" }
-    private var socketPath: String { stateDir + "/ble.sock" }
-    private var ownerKeyFile: String { folder + "/owner.pem" }
+    private var folder: String { car.folder }
+    private var stateDir: String { car.stateDir }
+    private var socketPath: String { car.socketPath }
 
     override func setUpWithError() throws {
-        folder = Subprocess.makeTemporaryDirectory()
-        let keygen = try Subprocess.run("carkey", ["keygen", "--out", ownerKeyFile])
-        XCTAssertEqual(keygen.status, 0, keygen.stderr)
-        ownerPublicHex = keygen.stdout.filter { !$0.isWhitespace }
-        agent = try startAgent(["--simulate-owner", ownerPublicHex])
+        car = AgentHarness()
+        agent = try car.start()
+        (ownerKeyFile, ownerPublicHex) = try car.enrollOwner()
     }
 
     override func tearDown() {
-        agent?.stop()
+        car = nil
         agent = nil
-        Subprocess.removeTree(folder)
-    }
-
-    private func startAgent(_ extra: [String]) throws -> BackgroundProcess {
-        let process = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", stateDir] + extra)
-        let up = process.wait(timeoutSeconds: 20) { UnixSocket.inode(of: socketPath) != nil }
-        XCTAssertTrue(up, "agent did not listen: \(process.stdout) \(process.stderr)")
-        return process
     }
 
     private func phone(_ command: String, key: String? = nil, vehicle: String = "OCK-SIM-0001",
@@ -43,9 +35,7 @@ final class SimulatedCarTests: XCTestCase {
                                       "--car-key", "@" + stateDir + "/car-identity.pub", "--vehicle", vehicle] + extra + [command])
     }
 
-    private func keyIDHex(_ publicHex: String) throws -> String {
-        KeyID(publicKey: try P256PublicKey(sec1: try XCTUnwrap(Bytes(hex: publicHex)))).bytes.hexString
-    }
+    private func keyIDHex(_ publicHex: String) throws -> String { try car.keyIDHex(publicHex) }
 
     func testAgentPublishesItsIdentityAndVehicleID() throws {
         XCTAssertTrue(agent!.stdout.contains("carkey-agent: simulated car OCK-SIM-0001 listening on \(socketPath)"), agent!.stdout)
@@ -204,6 +194,9 @@ final class ToolDiagnosticsTests: XCTestCase {
             (["--simulate"], "--state-dir"),
             (["--simulate", "--state-dir", folder, "--vehicle-id", String(repeating: "V", count: 33)], "--vehicle-id"),
             (["--simulate", "--state-dir", folder, "--simulate-owner", "04abcd"], "--simulate-owner"),
+            (["--simulate", "--state-dir", folder, "--key-slots", "0"], "--key-slots"),
+            (["--simulate", "--state-dir", folder, "--pairing-window-seconds", "601"], "--pairing-window-seconds"),
+            (["--simulate", "--state-dir", folder, "--clock-sync", "maybe"], "--clock-sync"),
         ]
         for (arguments, option) in cases {
             let result = try Subprocess.run("carkey-agent", ["run"] + arguments)

@@ -1,33 +1,55 @@
-// `carkey phone`: the phone simulator. Handshake, one command, result and timings.
+// `carkey phone`: the phone simulator. Enroll with a pairing code, or handshake and send one
+// command (optionally presenting a share certificate), with the result and timings.
 import CommandLineKit
 import Protocol
 
 extension Command {
     static let phone = Command(
         name: "phone",
-        summary: "Act as a phone: handshake with a car over the simulated link and send one command",
+        summary: "Act as a phone: enroll with a pairing code, or handshake and send one command",
         discussion: """
-            Connects to a car (`carkey-agent run --simulate`), runs the handshake with the
-            reference phone state machine, sends one command and prints the result: `ok` or
+            Connects to a car (`carkey-agent run --simulate`) over its simulated link.
+
+            enroll --code NNNNNN: owner enrollment with the code the car shows (`carkey-agent
+            pair`). On success prints 'enrolled' and saves the car's proven identity key and
+            vehicle ID beside the phone key as KEYFILE.car (mode 0600); later commands pin
+            them without --car-key and --vehicle. --vehicle and --car-key, if given, must match.
+
+            unlock, lock, trunk, status, user-verified: runs the handshake with the reference
+            phone state machine, sends the command and prints the result: `ok` or
             `fault: NAME (CODE)`, then the vehicle state, the key's role and permissions, and
             the handshake and command times in milliseconds. The Challenge is verified against
-            --car-key and --vehicle before anything is signed. Exit 0 only for an ok result;
-            1 for a fault, a refusal or a link failure (every wait is bounded by --timeout).
-            Commands: unlock, lock, trunk, status, user-verified.
+            the pinned car key and vehicle ID before anything is signed. --share CERTFILE
+            presents a share certificate (`carkey share`) in the Hello: the holder's first use,
+            after which the car remembers the key.
+
+            revoke --object FILE: sends the signed revocation `carkey revoke` wrote (command
+            0x06; the session key needs manage, so an owner's). The car ends the affected
+            sessions at once.
+
+            Exit 0 only for an ok result; 1 for a fault, a refusal or a link failure (every
+            wait is bounded by --timeout); 2 for usage errors.
             """,
         options: [
             .value("key", placeholder: "FILE", help: "The phone's private key (PKCS#8 PEM, from carkey keygen)"),
             .value("connect", placeholder: "unix:PATH", help: "The car's simulated link socket"),
-            .value("car-key", placeholder: "HEX|@PEMFILE", help: "The car identity public key to pin (e.g. @DIR/car-identity.pub)"),
-            .value("vehicle", placeholder: "ID", help: "The vehicle ID the car must present"),
+            .value("car-key", placeholder: "HEX|@PEMFILE", help: "The car identity public key to pin (default: from KEYFILE.car)"),
+            .value("vehicle", placeholder: "ID", help: "The vehicle ID the car must present (default: from KEYFILE.car)"),
+            .value("code", placeholder: "NNNNNN", help: "enroll: the pairing code the car shows"),
+            .value("share", placeholder: "CERTFILE", help: "Present this share certificate in the Hello"),
+            .value("object", placeholder: "FILE", help: "revoke: the signed revocation (from carkey revoke)"),
             .value("encoding", placeholder: "der|raw", help: "AuthResponse signature encoding (default der)"),
             .value("timeout", placeholder: "SECONDS", help: "Bound on each wait for the car (default 5)"),
         ],
-        arguments: [Positional("command", help: "unlock, lock, trunk, status or user-verified")],
+        arguments: [Positional("command", help: PhoneOptions.actionNamesForHelp)],
         action: { invocation in
             let options = try PhoneOptions(invocation.arguments)
-            let outcome = try PhoneExchange(options: options).run()
-            return PhoneReport.print(outcome, command: options.command)
+            switch options.action {
+            case .enroll(let code):
+                return try PhoneEnrollment.finish(try PhonePairing(options: options, code: code).run(), options: options)
+            case .command(let command, _):
+                return PhoneReport.print(try PhoneExchange(options: options).run(), command: command)
+            }
         }
     )
 }

@@ -26,8 +26,12 @@ struct PhoneExchange {
     let clock: any MonotonicClock = SystemClock()
 
     func run() throws -> PhoneOutcome {
-        var configuration = PhoneConfiguration(longTermKey: options.key, carIdentityKey: options.carKey, vehicleID: options.vehicleID)
+        guard let car = options.car, case .command(let command, let args) = options.action else {
+            throw PhoneExchangeFailure(description: "no car to pin and no command to send")
+        }
+        var configuration = PhoneConfiguration(longTermKey: options.key, carIdentityKey: car.identityKey, vehicleID: car.vehicleID)
         configuration.signatureEncoding = options.encoding
+        configuration.shareCertificate = options.shareCertificate
         var phone = PhoneProtocolSession(configuration: configuration)
         let link = try attempt { try SimulatedLinkClient(socketPath: options.socketPath, timeoutMillis: options.timeoutMillis) }
 
@@ -55,7 +59,7 @@ struct PhoneExchange {
         let handshakeMillis = Self.preciseMillis() - handshakeStart
 
         let commandStart = Self.preciseMillis()
-        try attempt { try link.send(try phone.command(options.command, now: now())) }
+        try attempt { try link.send(try phone.command(command, args: args, now: now())) }
         while true {
             let bytes = try attempt { try link.receive() }
             let event = try attempt { try phone.receive(bytes, now: now()) }

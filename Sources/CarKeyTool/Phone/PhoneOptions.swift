@@ -4,49 +4,60 @@ import Drivers
 import Protocol
 
 struct PhoneOptions {
+    /// What this visit does after connecting.
+    enum Action {
+        /// Handshake, then one command (args only for revoke).
+        case command(CommandCode, args: Bytes)
+        /// Owner enrollment with the code the car showed.
+        case enroll(PairingCode)
+    }
+
     static let commandNames: [(String, CommandCode)] = [
         ("unlock", .unlock), ("lock", .lock), ("trunk", .trunkRelease), ("status", .status), ("user-verified", .userVerified),
+        ("revoke", .revoke),
     ]
+    static let actionNamesForHelp = commandNames.map(\.0).joined(separator: ", ") + " or enroll"
 
     let key: P256PrivateKey
+    let keyPath: String
     let socketPath: String
-    let carKey: P256PublicKey
-    let vehicleID: VehicleID
+    let action: Action
+    /// The car to pin for a command: --car-key/--vehicle, else KEYFILE.car. Nil for enroll.
+    let car: PairedCar?
+    /// enroll: the car must present this vehicle ID / identity key (when given).
+    let expectedVehicleID: VehicleID?
+    let expectedCarKey: P256PublicKey?
+    let shareCertificate: Bytes
     let encoding: SignatureEncoding
     let timeoutMillis: UInt64
-    let command: CommandCode
+
+    /// The command sent (enroll has none).
+    var command: CommandCode? {
+        if case .command(let command, _) = action { return command }
+        return nil
+    }
 
     init(_ arguments: ParsedArguments) throws {
-        let keyPath = try arguments.require("key")
-        let pem: String
-        do {
-            pem = String(decoding: try Files.read(keyPath, limit: 64 * 1024), as: UTF8.self)
-        } catch {
-            throw UsageError("cannot read '\(keyPath)' for '--key': \(error)")
-        }
-        guard let key = try? P256PrivateKey(pemRepresentation: pem) else {
-            throw UsageError("'\(keyPath)' for '--key' holds no unencrypted PKCS#8 P-256 private key")
-        }
-        self.key = key
+        keyPath = try arguments.require("key")
+        key = try Self.privateKey(at: keyPath)
+        socketPath = try Self.socketPath(arguments)
+        action = try Self.action(arguments)
 
-        let connect = try arguments.require("connect")
-        guard connect.hasPrefix("unix:"), connect.count > 5 else {
-            throw UsageError.invalidValue(connect, for: "--connect", expected: "unix:PATH")
+        let carKey = try Self.carKey(arguments)
+        let vehicle = try Self.vehicleID(arguments)
+        if case .enroll = action {
+            for option in ["share", "object"] where arguments.value(option) != nil {
+                throw UsageError("'--\(option)' does not go with enroll")
+            }
+            car = nil
+            expectedVehicleID = vehicle
+            expectedCarKey = carKey
+        } else {
+            car = try PairedCar.resolve(carKey: carKey, vehicleID: vehicle, keyPath: keyPath)
+            expectedVehicleID = nil
+            expectedCarKey = nil
         }
-        socketPath = String(connect.dropFirst(5))
-
-        do {
-            carKey = try HexArguments.publicKey(try arguments.require("car-key"), option: "car-key")
-        } catch let error as UsageError {
-            throw error
-        } catch {
-            throw UsageError("'--car-key' is not a valid P-256 public key: \(error)")
-        }
-
-        let vehicle = try arguments.require("vehicle")
-        do { vehicleID = try VehicleID(vehicle) } catch {
-            throw UsageError.invalidValue(vehicle, for: "--vehicle", expected: "1 to 32 printable ASCII characters")
-        }
+        shareCertificate = try Self.shareCertificate(arguments)
 
         let encodingName = arguments.value("encoding") ?? "der"
         guard let encoding = SignatureEncoding(rawValue: encodingName) else {
@@ -59,13 +70,86 @@ struct PhoneOptions {
             throw UsageError.invalidValue("\(seconds)", for: "--timeout", expected: "1 to 300 seconds")
         }
         timeoutMillis = UInt64(seconds) * 1000
+    }
 
-        let name = arguments.argument("command") ?? ""
-        // The five v1 commands only (also by their protocol names, e.g. userVerified); other
-        // codes such as revoke carry arguments this simulator does not build.
-        guard let command = Self.commandNames.first(where: { $0.0 == name || $0.1.name == name })?.1 else {
-            throw UsageError.invalidValue(name, for: "<command>", expected: Self.commandNames.map(\.0).joined(separator: ", "))
+    private static func privateKey(at path: String) throws -> P256PrivateKey {
+        let pem: String
+        do {
+            pem = String(decoding: try Files.read(path, limit: 64 * 1024), as: UTF8.self)
+        } catch {
+            throw UsageError("cannot read '\(path)' for '--key': \(error)")
         }
-        self.command = command
+        guard let key = try? P256PrivateKey(pemRepresentation: pem) else {
+            throw UsageError("'\(path)' for '--key' holds no unencrypted PKCS#8 P-256 private key")
+        }
+        return key
+    }
+
+    private static func socketPath(_ arguments: ParsedArguments) throws -> String {
+        let connect = try arguments.require("connect")
+        guard connect.hasPrefix("unix:"), connect.count > 5 else {
+            throw UsageError.invalidValue(connect, for: "--connect", expected: "unix:PATH")
+        }
+        return String(connect.dropFirst(5))
+    }
+
+    private static func action(_ arguments: ParsedArguments) throws -> Action {
+        let name = arguments.argument("command") ?? ""
+        if name == "enroll" {
+            guard arguments.value("object") == nil else { throw UsageError("'--object' goes with revoke, not enroll") }
+            let text = try arguments.require("code")
+            do { return .enroll(try PairingCode(text)) } catch {
+                throw UsageError.invalidValue(HexArguments.abbreviate(text), for: "--code", expected: "the 6 digits the car showed")
+            }
+        }
+        guard arguments.value("code") == nil else { throw UsageError("'--code' goes with enroll") }
+        // Also by their protocol names, e.g. userVerified.
+        guard let command = commandNames.first(where: { $0.0 == name || $0.1.name == name })?.1 else {
+            throw UsageError.invalidValue(name, for: "<command>", expected: actionNamesForHelp)
+        }
+        guard command == .revoke else {
+            guard arguments.value("object") == nil else { throw UsageError("'--object' goes with revoke") }
+            return .command(command, args: [])
+        }
+        return .command(.revoke, args: try revocationObject(arguments))
+    }
+
+    /// The signed revocation file for revoke (as `carkey revoke` wrote it), checked to decode.
+    private static func revocationObject(_ arguments: ParsedArguments) throws -> Bytes {
+        let path = try arguments.require("object")
+        let bytes: Bytes
+        do { bytes = try Files.read(path, limit: 4096) } catch { throw UsageError("cannot read '\(path)' for '--object': \(error)") }
+        do throws(MessageFormatError) { _ = try Revocation.decode(bytes) } catch {
+            throw UsageError("'\(path)' for '--object' is not a revocation: \(error)")
+        }
+        return bytes
+    }
+
+    private static func shareCertificate(_ arguments: ParsedArguments) throws -> Bytes {
+        guard let path = arguments.value("share") else { return [] }
+        let bytes: Bytes
+        do { bytes = try Files.read(path, limit: 4096) } catch { throw UsageError("cannot read '\(path)' for '--share': \(error)") }
+        do throws(MessageFormatError) { _ = try ShareCertificate.decode(bytes) } catch {
+            throw UsageError("'\(path)' for '--share' is not a share certificate: \(error)")
+        }
+        return bytes
+    }
+
+    private static func carKey(_ arguments: ParsedArguments) throws -> P256PublicKey? {
+        guard let text = arguments.value("car-key") else { return nil }
+        do {
+            return try HexArguments.publicKey(text, option: "car-key")
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            throw UsageError("'--car-key' is not a valid P-256 public key: \(error)")
+        }
+    }
+
+    private static func vehicleID(_ arguments: ParsedArguments) throws -> VehicleID? {
+        guard let text = arguments.value("vehicle") else { return nil }
+        do { return try VehicleID(text) } catch {
+            throw UsageError.invalidValue(HexArguments.abbreviate(text), for: "--vehicle", expected: "1 to 32 printable ASCII characters")
+        }
     }
 }

@@ -7,13 +7,27 @@ enum AuditEventMapping {
     /// `suppressed`: like records left out of the log before this one (AuditSink).
     static func event(for record: AuditRecord, suppressed: Int = 0) -> NewEvent {
         let extra = suppressed > 0 ? #","suppressed":\#(suppressed)"# : ""
-        return NewEvent(kind: .accessDecision,
+        return NewEvent(kind: kind(record),
                         time: EventTime(seconds: record.wallSeconds, trusted: record.wallClockTrusted),
                         actor: record.keyID?.bytes.hexString,
                         action: action(record),
                         result: result(record),
                         fault: record.fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
-                        detailJSON: #"{"event":"\#(record.event.rawValue)","link":\#(record.link.rawValue)\#(extra)}"#)
+                        detailJSON: #"{"event":"\#(record.event.rawValue)","link":\#(link(record.link))\#(extra)}"#)
+    }
+
+    /// Pairing-window events belong with enrollments; everything else is an access decision.
+    static func kind(_ record: AuditRecord) -> EventKind {
+        switch record.event {
+        case .pairingWindowOpened, .pairingWindowClosed, .ownerEnrolled: return .enrollment
+        case .revocationApplied: return .revocation
+        default: return .accessDecision
+        }
+    }
+
+    /// The link as JSON: its number, or "car" for what the car started itself.
+    static func link(_ link: LinkID) -> String {
+        link == .car ? #""car""# : "\(link.rawValue)"
     }
 
     /// A summary row for `count` refusals with `fault` that were not written one by one.

@@ -23,6 +23,11 @@ final class AuditSink {
     }
 
     func record(_ record: AuditRecord) {
+        if record.event == .ownerEnrolled || record.event == .revocationApplied {
+            // The keychain wrote this event in the same transaction as the rows it changed.
+            log.info("audit: \(record)")
+            return
+        }
         if record.event == .rejected, record.fault == .rateLimited {
             if let last = lastRateLimited, record.monotonicMillis < last.monotonicMillis + Self.rateLimitedIntervalMillis {
                 suppressed += 1

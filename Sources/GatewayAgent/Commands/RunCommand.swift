@@ -23,9 +23,10 @@ extension Command {
             with it, a simulated chip with the built-in simulated board (or --board), and a
             serial console on a new pty whose path is printed (--console to change).
 
-            --simulate-owner is a simulation bootstrap: each key given is enrolled as an owner
-            with every permission, in memory only, for this run. The keys issue (#4) replaces
-            it with persistent, pairing-enrolled keys.
+            Keys live sealed in the store and survive restarts. The first owner can only be
+            enrolled through the pairing window: `carkey-agent pair --state-dir DIR` asks the
+            running agent over DIR/control.sock (mode 0600, this user and root only) and prints
+            the one-time code for `carkey phone enroll --code`. See docs/operations.md.
 
             Stops cleanly on SIGINT or SIGTERM (the socket is removed). Logs one line per event
             on stderr; no keys, session keys or signatures are ever logged.
@@ -35,9 +36,7 @@ extension Command {
             .value("state-dir", placeholder: "DIR", help: "State directory (store, identity key, socket)"),
             .value("vehicle-id", placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
-            .value("simulate-owner", placeholder: "PUBHEX",
-                   help: "Enroll this SEC1 public key as an owner, in memory (repeatable; simulation only)"),
-        ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs,
+        ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs + KeysRunOptions.optionSpecs,
         action: { invocation in
             let options = try RunOptions(invocation.arguments)
             return try SimulatedCar(options: options, log: AgentLog()).run()

@@ -30,9 +30,8 @@ struct ConsoleSetup {
         context.notify = { lines in console?.notify(lines) }
         body.completions.onServiceTest = { actuation, outcome in context.notify(service.finished(actuation, outcome)) }
         body.sampler.onPairingRequested = { pairingButton(context) }
-        // Until the persistent keychain is wired (issue #4), the keys are the simulation's.
-        let owners = options.simulatedOwners.map { KeyID(publicKey: $0) }
-        context.keyLines = { owners.map { "\($0) owner unlock,lock,trunk,remote,manage (in memory, --simulate-owner)" } }
+        // The keys hooks (pair, keys, pairing window state) are set by the start-up code:
+        // ConsoleContext.wire(ControlCommands), the same commands as DIR/control.sock.
         return ConsoleSetup(context: context, console: console)
     }
 

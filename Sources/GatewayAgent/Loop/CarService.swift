@@ -12,6 +12,7 @@ final class CarService {
     private var engine: CarProtocolEngine
     private let server: SimulatedLinkServer
     private let actuator: any VehicleActuator
+    private let keys: KeyService
     private let audit: AuditSink
     private let clock: AgentClock
     private let log: AgentLog
@@ -23,11 +24,12 @@ final class CarService {
     /// The vehicle state as the actuator knows it.
     var vehicleState: VehicleState { actuator.state }
 
-    init(engine: CarProtocolEngine, server: SimulatedLinkServer, actuator: any VehicleActuator,
+    init(engine: CarProtocolEngine, server: SimulatedLinkServer, actuator: any VehicleActuator, keys: KeyService,
          audit: AuditSink, clock: AgentClock, log: AgentLog) {
         self.engine = engine
         self.server = server
         self.actuator = actuator
+        self.keys = keys
         self.audit = audit
         self.clock = clock
         self.log = log
@@ -53,6 +55,7 @@ final class CarService {
     func tick() {
         let now = clock.now()
         execute(engine.tick(now: now))
+        keys.tick(now: now)
         audit.flush(now: now)
         tickObserver?()
         let established = Set(engine.establishedLinks)
@@ -68,7 +71,16 @@ final class CarService {
         let now = clock.now()
         for link in server.links { execute(engine.linkClosed(link, now: now)) }
         server.shutdown()
+        keys.shutdown(now: now)
         audit.flush(now: now, force: true)
+    }
+
+    /// Runs `body` on the engine and carries out the actions it returns: the entry point for
+    /// what the car starts itself (control socket, console, pairing button).
+    func withEngine<T>(_ body: (inout CarProtocolEngine, ProtocolTime) -> (T, [CarAction])) -> T {
+        let (value, actions) = body(&engine, clock.now())
+        execute(actions)
+        return value
     }
 
     /// A pulse started by `.perform` has ended (called on the loop thread).
@@ -95,6 +107,7 @@ final class CarService {
                 }
             case .authenticated(let grant):
                 log.info("\(grant.link) session established: key \(grant.keyID), \(grant.record.role), permissions \(grant.record.permissions)")
+                queue += keys.authenticated(grant, engine: &engine, now: clock.now())
             case .perform(let request):
                 // nil: a pulse started on the actuation worker; `actuationFinished` completes it.
                 guard let outcome = actuator.start(request) else { continue }
@@ -105,12 +118,9 @@ final class CarService {
                 server.close(link)
                 log.info("\(link) closed by the car")
             case .enroll(let request):
-                // Not wired yet (keys issue, agent part): refuse rather than pretend.
-                log.info("\(request.link) owner enrollment refused: the keychain is not wired into this agent yet")
-                queue += engine.completeEnrollment(request.token, result: .internalError, now: clock.now())
+                queue += keys.enroll(request, engine: &engine, now: clock.now())
             case .revoke(let request):
-                log.info("\(request.link) revocation refused: the keychain is not wired into this agent yet")
-                queue += engine.complete(request.token, result: .internalError, vehicleState: actuator.state, now: clock.now())
+                queue += keys.revoke(request, engine: &engine, vehicleState: actuator.state, now: clock.now())
             }
         }
     }

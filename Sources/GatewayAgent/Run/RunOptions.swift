@@ -9,8 +9,8 @@ struct RunOptions {
     let stateDirectory: String
     let vehicleID: VehicleID
     let socketPath: String
-    /// Owner keys enrolled in memory for the simulation (issue #4 replaces this).
-    let simulatedOwners: [P256PublicKey]
+    /// Key slots, pairing window and clock synchronisation.
+    let keys: KeysRunOptions
     /// The cloud link, nil when the car runs offline.
     let cloud: CloudOptions?
     /// Simulated GPIO (and the simulation console commands) instead of libgpiod.
@@ -30,13 +30,6 @@ struct RunOptions {
         self.vehicleID = vehicleID
         socketPath = arguments.value("socket") ?? directory + "/" + Self.socketFileName
         cloud = try CloudOptions.parse(arguments)
-        simulatedOwners = try arguments.values("simulate-owner").map { text in
-            guard let bytes = Bytes(hex: text), bytes.count == P256PublicKey.sec1Length,
-                  let key = try? P256PublicKey(sec1: bytes) else {
-                throw UsageError.invalidValue(text.count <= 40 ? text : String(text.prefix(37)) + "...",
-                                              for: "--simulate-owner", expected: "a SEC1 uncompressed P-256 public key (65 bytes hex)")
-            }
-            return key
-        }
+        keys = try KeysRunOptions.parse(arguments, simulate: simulate)
     }
 }

@@ -28,32 +28,34 @@ struct SimulatedCar {
         // GPIO next: every output is pinned at its inactive (safe) level before anything else.
         let hardware = try VehicleHardware.open(boardFile: options.config.boardFile, simulate: options.simulate, clock: SystemClock())
         defer { hardware.lines.releaseAll() }
-        let clock = AgentClock()
+        let clock = AgentClock(systemSynchronized: options.keys.syncProbe)
         let store = try CarStore.open(stateDirectory: options.stateDirectory, clock: { clock.eventTime() })
         for repair in store.repairs { log.info("store: \(repair)") }
         let identity = try store.loadOrCreateIdentityKey()
         try StateFiles.write(identity: identity.publicKey, vehicleID: options.vehicleID, in: options.stateDirectory)
         clock.setTrustedMark(try store.trustedTime())
 
-        let keys = SimulatedOwnerKeys.directory(options.simulatedOwners)
-        let engine = CarProtocolEngine(configuration: CarProtocolConfiguration(vehicleID: options.vehicleID),
-                                       identity: identity, keys: keys)
+        let keys = try KeyService.load(store: store, capacity: options.keys.keySlots, clock: clock, log: log)
+        let engine = CarProtocolEngine(configuration: options.keys.engineConfiguration(vehicleID: options.vehicleID),
+                                       identity: identity, keys: keys.directory, certificateVerifier: keys.certificateVerifier)
         let server = try SimulatedLinkServer(configuration: .init(socketPath: options.socketPath))
         let body = try VehicleBody(hardware: hardware, store: store, clock: clock, log: log)
-        let service = CarService(engine: engine, server: server, actuator: body.actuator,
+        let service = CarService(engine: engine, server: server, actuator: body.actuator, keys: keys,
                                  audit: AuditSink(store: store, log: log), clock: clock, log: log)
         body.connect(service)
+        let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
+        let control = try ControlServer(stateDirectory: options.stateDirectory, log: log, commands: commands)
+        defer { control.shutdown() }
         let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log)
         defer { console.console?.close() }
+        console.context.wire(commands)
 
-        let sample = clock.now()
         print("carkey-agent: crypto self-test passed")
-        print("carkey-agent: clock \(sample.wallClockTrusted ? "trusted" : "not trusted") (\(trustNote(clock, sample)))")
-        print("carkey-agent: \(options.simulatedOwners.count) simulated owner key(s): "
-              + (options.simulatedOwners.isEmpty ? "none" : options.simulatedOwners.map { KeyID(publicKey: $0).description }.joined(separator: ", ")))
+        KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)
         print("carkey-agent: \(body.summary)")
         if let endpoint = console.console?.endpoint { print("carkey-agent: console on \(endpoint)") }
         print("carkey-agent: simulated car \(options.vehicleID) listening on \(options.socketPath)")
+        print("carkey-agent: control socket \(control.socketPath)")
         fflush(nil) // tests and supervisors read these lines while the agent runs
 
         // The cloud link is optional: the car works fully offline.
@@ -67,13 +69,8 @@ struct SimulatedCar {
         defer { cloud?.stop() }
         defer { service.shutdown() }
         defer { body.finishRunning() }
-        try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log, sources: body.sources + console.sources).run()
+        try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log,
+                      sources: body.sources + console.sources + [control]).run()
         return 0
-    }
-
-    private func trustNote(_ clock: AgentClock, _ sample: ProtocolTime) -> String {
-        guard let mark = clock.trustedMark else { return "no trusted-time mark in the store" }
-        return sample.wallClockTrusted ? "system clock at or after the trusted-time mark \(mark)"
-                                       : "system clock is before the trusted-time mark \(mark)"
     }
 }

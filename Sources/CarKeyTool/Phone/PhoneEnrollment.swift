@@ -1,0 +1,38 @@
+// What `carkey phone enroll` does with the outcome: pin the proven car (KEYFILE.car) and say
+// so, or print the refusal like any other fault.
+import CommandLineKit
+import Protocol
+
+enum PhoneEnrollment {
+    /// Prints the result and returns the exit status: 0 only when enrolled and saved.
+    static func finish(_ outcome: PairingOutcome, options: PhoneOptions) throws -> Int32 {
+        switch outcome {
+        case .paired(let paired):
+            if let expected = options.expectedCarKey, expected != paired.carIdentityKey {
+                print("refused: the car's identity key is not the one given with --car-key")
+                writeStderr("carkey phone: the car enrolled this key, but its identity differs from --car-key; nothing saved\n")
+                return 1
+            }
+            let car = PairedCar(identityKey: paired.carIdentityKey, vehicleID: paired.vehicleID)
+            let path = PairedCar.path(forKey: options.keyPath)
+            do {
+                try car.write(to: path)
+            } catch {
+                throw PhoneExchangeFailure(description: "enrolled, but cannot save \(path): \(error)")
+            }
+            print("enrolled")
+            print("vehicle: \(paired.vehicleID)")
+            print("car key id: \(KeyID(publicKey: paired.carIdentityKey))")
+            print("saved: \(path)")
+            return 0
+        case .refused(let code):
+            print(PhoneReport.faultLine(code))
+            if let fault = FaultCode(rawValue: code) { writeStderr("carkey phone: \(fault.remediation)\n") }
+            return 1
+        case .refusedByPhone(let error):
+            if case .wrongVehicle = error { print(PhoneReport.faultLine(FaultCode.wrongVehicle.rawValue)) } else { print("refused: \(error)") }
+            writeStderr("carkey phone: refused by the phone, nothing pinned: \(error)\n")
+            return 1
+        }
+    }
+}
