@@ -53,6 +53,8 @@ let package = Package(
         .executableTarget(name: "carkey-storage-crasher", dependencies: ["Drivers", "Protocol"], path: "Tests/Helpers/StorageCrasher"),
         .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol", "TestHarness", "carkey-storage-crasher"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+        // The agent's parts in process (@testable import carkey_agent): config, console, GPIO actuation.
+        .testTarget(name: "GatewayAgentTests", dependencies: ["carkey-agent", "Drivers", "Protocol", "CommandLineKit"]),
         // End-to-end: runs the built executables as subprocesses.
         // (Drivers and Protocol to read the agent's store and speak raw protocol to it.)
         .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent", "Drivers", "Protocol", "TestHarness"]),
