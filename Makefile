@@ -2,7 +2,8 @@
 #
 #   make deps     install missing Debian packages (silent when all are present)
 #   make build    debug build of everything
-#   make run      build and run `carkey-agent demo`
+#   make run      build, then the scripted demo (scripts/demo.sh): a simulated car, an owner
+#                 pairs and shares, a friend is allowed, refused and revoked; timeline printed
 #   make test     deps + build + every test suite (swift test)
 #   make bench    release build of carkey-bench and run it (one JSON object per line)
 #   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
@@ -35,7 +36,7 @@ build: deps
 	$(SWIFT) build $(SWIFTPM)
 
 run: build
-	$(SCRATCH)/debug/carkey-agent demo
+	@scripts/demo.sh $(SCRATCH)/debug
 
 test: deps build
 	$(SWIFT) test $(SWIFTPM)

@@ -12,8 +12,9 @@ extension Command {
                 Bluetooth LE; UWB ranging (DW3000) checks that it is really near the car;
                 lock actuators are driven through GPIO; events go to the cloud over MQTT
                 and the car keeps working offline.
-                Status: early foundation (package, crypto core, command-line tools);
-                the radio, ranging, actuator and cloud parts are planned, not built yet.
+                Status: protocol, keys, GPIO actuation, serial console and cloud link run
+                against simulated hardware (`make run` plays them through); the BLE radio
+                and UWB ranging are not built yet.
                 """)
             print("")
             let results = runCryptoSelfTest()

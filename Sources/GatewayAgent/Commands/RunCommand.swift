@@ -18,7 +18,7 @@ extension Command {
             link; at most 8 at once. The radio link itself is not implemented yet.
 
             Settings come from the config file (--config, default /etc/opencarkey/agent.json
-            when present; keys in docs/operations.md), with flags on top. Without --simulate
+            when present; keys in board/README.md), with flags on top. Without --simulate
             the lock actuators and inputs are real GPIO lines (libgpiod) from the board file;
             with it, a simulated chip with the built-in simulated board (or --board), and a
             serial console on a new pty whose path is printed (--console to change).
