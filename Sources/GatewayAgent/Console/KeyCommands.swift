@@ -46,21 +46,11 @@ final class KeyCommands: ConsoleCommandGroup {
         do {
             let last = try context.store.lastEventSequence()
             let rows = try context.store.events(since: max(0, last - Int64(count)), limit: count)
-            return rows.isEmpty ? ["no events"] : rows.map(Self.line)
+            // The same table as `carkey-agent events` (made printable there).
+            return EventListingFormat.text(rows)
         } catch {
             return ["error: event log unreadable: \(error)"]
         }
-    }
-
-    /// One event per line: sequence, time (marked when the clock was not trusted), kind, actor,
-    /// action, result, fault, and the (non-secret) detail cut short.
-    static func line(_ stored: StoredEvent) -> String {
-        let event = stored.event
-        var parts = ["#\(stored.seq)", ISO8601.format(event.time.seconds) + (event.time.trusted ? "" : "?"), event.kind.rawValue,
-                     event.actor.map { String($0.prefix(16)) } ?? "-", event.action, event.result]
-        if let fault = event.fault { parts.append(fault.name) }
-        if let detail = event.detailJSON { parts.append(detail.count <= 96 ? detail : String(detail.prefix(93)) + "...") }
-        return parts.joined(separator: " ")
     }
 
     private func pair() -> [String] {
