@@ -57,8 +57,7 @@ final class StatusCommand: ConsoleCommandGroup {
 
     private func clockLine() -> String {
         let now = context.clock.now()
-        guard let mark = context.clock.trustedMark else { return "not trusted (no trusted-time mark in the store)" }
-        return now.wallClockTrusted ? "trusted (at or after the trusted-time mark \(ISO8601.format(mark)))"
-                                    : "not trusted (system clock is before the trusted-time mark \(ISO8601.format(mark)))"
+        let mark = context.clock.trustedMark.map { "trusted-time mark \(ISO8601.format($0))" } ?? "no trusted-time mark yet"
+        return (now.wallClockTrusted ? "trusted" : "not trusted, time-limited shares are refused") + " (\(mark))"
     }
 }
