@@ -95,6 +95,16 @@ final class AgentHarness {
         try CarStore.open(stateDirectory: stateDir).events(since: since, limit: 10_000)
     }
 
+    /// Waits (at most 5 s) until the agent has logged an event matching `condition`: the
+    /// agent handles a phone's disconnect after the phone process has already exited.
+    func waitForEvent(_ condition: (StoredEvent) -> Bool) throws {
+        for _ in 0..<250 {
+            if try events().contains(where: condition) { return }
+            usleep(20_000)
+        }
+        XCTFail("no such event in \(try events().map { "\($0.seq) \($0.event.action) \($0.event.result)" })")
+    }
+
     func keyIDHex(_ publicHex: String) throws -> String {
         KeyID(publicKey: try P256PublicKey(sec1: try XCTUnwrap(Bytes(hex: publicHex)))).bytes.hexString
     }
