@@ -18,7 +18,7 @@ final class ActuationWorker {
     typealias Outcome = Result<Drivers.ActuationResult, ActuationError>
 
     /// What the pulse thread needs; shared with it, hence Sendable.
-    private final class Task: Sendable {
+    private final class PulseJob: Sendable {
         let actuators: LockActuators
         let actuation: Actuation
         let wake: WakePipe
@@ -44,7 +44,7 @@ final class ActuationWorker {
 
     private let actuators: LockActuators
     private let wake: WakePipe
-    private var running: (thread: pthread_t, task: Task)?
+    private var running: (thread: pthread_t, task: PulseJob)?
 
     init(actuators: LockActuators) throws(Errno) {
         self.actuators = actuators
@@ -60,12 +60,12 @@ final class ActuationWorker {
     /// be created (the caller answers busy or a failure, nothing moved).
     func start(_ actuation: Actuation) -> Bool {
         guard running == nil else { return false }
-        let task = Task(actuators: actuators, actuation: actuation, wake: wake)
+        let task = PulseJob(actuators: actuators, actuation: actuation, wake: wake)
         var thread = pthread_t()
         let context = Unmanaged.passRetained(task)
         let created = pthread_create(&thread, nil, { raw in
             guard let raw else { return nil }
-            Unmanaged<Task>.fromOpaque(raw).takeRetainedValue().run()
+            Unmanaged<PulseJob>.fromOpaque(raw).takeRetainedValue().run()
             return nil
         }, context.toOpaque())
         guard created == 0 else {

@@ -1,6 +1,7 @@
 // The car's body on the agent loop: the GPIO actuator, the input sampler and the path by which
 // ended pulses come back. Built once at start-up from the opened hardware; its loop sources go
-// into AgentLoop, and shutdown waits for a running pulse before the lines are released.
+// into AgentLoop, and shutdown waits for a running pulse before the lines are released
+// (the start-up code releases them last, whatever failed in between).
 import Drivers
 
 final class VehicleBody {
@@ -44,11 +45,5 @@ final class VehicleBody {
     /// Shutdown, after the loop ended: the running pulse (if any) ends and is answered.
     func finishRunning() {
         completions.finishRunning()
-    }
-
-    /// Shutdown, last: outputs go back to the kernel at their inactive (safe) level.
-    func release() {
-        actuator.close()
-        hardware.lines.releaseAll()
     }
 }
