@@ -99,6 +99,10 @@ final class AgentConsoleTests: XCTestCase {
         XCTAssertFalse(right.contains(Self.pin), right)
 
         XCTAssertTrue(try console.command("actuate unlock").contains("actuate unlock: pulsing"))
+        // The pulse (300 ms + 150 ms settle) runs on the worker: the console answers meanwhile,
+        // and the interlock refuses a second actuation without moving its line.
+        XCTAssertTrue(try console.command("status").contains("actuators: busy (unlock in progress)"))
+        XCTAssertTrue(try console.command("actuate lock").contains("error: lock refused: busy, unlock in progress"))
         // The end of the pulse arrives as a notice, followed by a fresh prompt.
         let done = console.read(until: "carkey> ")
         XCTAssertTrue(done.contains("actuate unlock: unlock pulsed on unlock (chip sim-gpio, line 27) for "), done)
@@ -110,7 +114,8 @@ final class AgentConsoleTests: XCTestCase {
 
         XCTAssertEqual(harness.stop(), 0)
         let service = try events().filter { $0.event.kind.rawValue == "service" }.map { [$0.event.action, $0.event.result, $0.event.fault?.name ?? "-"] }
-        XCTAssertEqual(service, [["service-on", "refused", "wrongPIN"], ["service-on", "ok", "-"], ["unlock", "ok", "-"], ["service-off", "ok", "-"]])
+        XCTAssertEqual(service, [["service-on", "refused", "wrongPIN"], ["service-on", "ok", "-"], ["lock", "refused", "busy"],
+                                 ["unlock", "ok", "-"], ["service-off", "ok", "-"]])
         XCTAssertFalse(agent.stderr.contains(Self.pin), "the PIN is not logged")
     }
 
