@@ -21,7 +21,8 @@ final class AgentConsoleTests: XCTestCase {
         let config = harness.folder + "/agent.json"
         try Subprocess.write(#"{"service": {"pin": "\#(Self.pin)", "timeoutSeconds": 60}, "console": {"tty": "pty"}}"#, to: config)
         chmod(config, 0o600)
-        agent = try harness.start(["--config", config])
+        // A synchronised clock, so time-limited shares are accepted (see the share test).
+        agent = try harness.start(clockSync: "yes", ["--config", config])
         let prefix = "carkey-agent: console on "
         let line = agent.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) }
         let path = String(try XCTUnwrap(line, agent.stdout).dropFirst(prefix.count))
@@ -60,7 +61,7 @@ final class AgentConsoleTests: XCTestCase {
         }
         let status = try console.command("status")
         for line in ["locks: locked (from lock-state input)", "doors: closed", "trunk: closed and latched", "proximity: not available",
-                     "cloud link: not configured", "outbox queue: ", "clock: not trusted", "service mode: off"] {
+                     "cloud link: not configured", "outbox queue: ", "clock: trusted", "service mode: off"] {
             XCTAssertTrue(status.contains(line), "status shows \(line): \(status)")
         }
         let gpio = try console.command("gpio")
@@ -150,6 +151,20 @@ final class AgentConsoleTests: XCTestCase {
         XCTAssertEqual(decisions.map { [$0.event.action, $0.event.result, $0.event.fault?.name ?? "-"] },
                        [["message", "refused", "unknownKey"], ["unlock", "ok", "-"]])
         XCTAssertEqual(try events().filter { $0.event.kind == .actuatorFault }, [])
+    }
+
+    func testAShareRefusedTheTrunkMovesNoLine() throws {
+        let owner = try harness.enrollOwner()
+        let friend = try harness.keygen("friend")
+        let certificate = harness.folder + "/friend.share"
+        let share = try Subprocess.run("carkey", ["share", "--owner", owner.path, "--holder", friend.publicHex, "--vehicle", AgentHarness.vehicle,
+                                                  "--permissions", "unlock-only", "--not-after", "2099-01-01T00:00:00Z", "--out", certificate])
+        XCTAssertEqual(share.status, 0, share.stderr)
+        let trunk = try harness.phone("trunk", key: friend.path, pinned: true, extra: ["--share", certificate])
+        XCTAssertEqual(trunk.firstLine, "fault: insufficientPermission (5)", trunk.stdout + trunk.stderr)
+        XCTAssertEqual(try activations(), Self.nothingMoved, "refused by the engine: the actuator never saw it")
+        XCTAssertEqual(try harness.phone("unlock", key: friend.path, pinned: true).firstLine, "ok")
+        XCTAssertEqual(try activations(), ["lock": 0, "unlock": 1, "trunkRelease": 0, "feedbackLight": 0])
     }
 
     func testFeedbackMismatchIsActuationFailedAndAnActuatorFaultEvent() throws {
