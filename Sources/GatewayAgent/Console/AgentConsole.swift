@@ -10,8 +10,12 @@ import Drivers
 final class AgentConsole: LoopSource {
     static let prompt = "carkey> "
     static let reopenIntervalMillis: UInt64 = 5000
-    /// A console write waits at most this long for room (the loop must keep its rhythm).
-    static let writeTimeoutMillis: UInt64 = 200
+    /// A console write waits at most this long for room, then the rest of the answer is
+    /// dropped. Writes happen on the loop thread, so this is also the longest a slow line can
+    /// hold up phones: 1 s moves about 11 KB at 115200 baud (plus the 4 KB kernel buffer),
+    /// enough for the longest answer (`events 50`); a side that stopped reading costs it once
+    /// per answer. Anything longer belongs in `carkey-agent events` on the board.
+    static let writeTimeoutMillis: UInt64 = 1000
 
     private let device: ConsoleDevice
     private let baud: Int

@@ -6,7 +6,8 @@ import Protocol
 
 final class KeyCommands: ConsoleCommandGroup {
     static let defaultEvents = 10
-    static let maxEvents = 100
+    /// Bounded so the answer fits the console's write time at 115200 baud (AgentConsole).
+    static let maxEvents = 50
 
     private let context: ConsoleContext
 
@@ -16,7 +17,7 @@ final class KeyCommands: ConsoleCommandGroup {
 
     let help: [(usage: String, summary: String)] = [
         ("keys", "enrolled keys (IDs, roles, permissions; never key material)"),
-        ("events [N]", "the last N events (default 10, at most 100)"),
+        ("events [N]", "the last N events (default 10, at most 50)"),
         ("pair", "open the pairing window and show its one-time code"),
     ]
     let verbs: Set<String> = ["keys", "events", "pair"]
