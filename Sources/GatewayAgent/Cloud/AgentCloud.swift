@@ -52,6 +52,27 @@ final class AgentCloud {
         }
     }
 
+    /// Queues the answer to a cloud request on vehicles/{id}/results: QoS 2, never dropped.
+    func publishResult(requestID: String, type: String, result: String, fault: FaultCode?) {
+        let now = clock.eventTime()
+        do {
+            try store.write { transaction in
+                let sequence = try transaction.nextCounter("result_seq")
+                let uuid = try UUIDv4.make()
+                var faultValue: JSONValue = .null
+                if let fault { faultValue = .object([("code", .integer(Int64(fault.rawValue))), ("name", .string(fault.name))]) }
+                let payload = JSONValue.object([
+                    ("id", .string(uuid)), ("seq", .integer(sequence)), ("time", .integer(now.seconds)), ("timeTrusted", .bool(now.trusted)),
+                    ("request", .string(requestID)), ("type", .string(type)), ("result", .string(result)), ("fault", faultValue),
+                ])
+                try transaction.enqueue(OutboxEntry(topic: topics.results, payload: payload.bytes, qos: 2, priority: .commandResult,
+                                                    sequence: 0, uuid: uuid))
+            }
+        } catch {
+            log.info("cloud: result for \(requestID) not queued: \(error)")
+        }
+    }
+
     /// Inbound messages waiting for the agent's thread.
     func takeInbound() -> [InboundEnvelope] { inbox.take() }
 

@@ -18,41 +18,82 @@ struct CloudOptions: Equatable {
         .value("mqtt-will-delay", placeholder: "SECONDS", help: "Will delay before 'lost' is published (default 10)"),
     ]
 
-    /// nil when no --mqtt was given (the car runs offline, which it must always be able to).
-    static func parse(_ arguments: ParsedArguments) throws -> CloudOptions? {
-        guard let url = arguments.value("mqtt") else {
+    /// The file's "mqtt" object (if any) with the flags on top; nil: the car runs offline,
+    /// which it must always be able to.
+    static func parse(_ arguments: ParsedArguments, file: CloudOptions? = nil) throws -> CloudOptions? {
+        var options = file
+        if let url = arguments.value("mqtt") {
+            do {
+                let endpoint = try MQTTEndpoint(url: url)
+                options = CloudOptions(endpoint: endpoint, tls: options?.tls, keepaliveSeconds: options?.keepaliveSeconds ?? 30,
+                                       willDelaySeconds: options?.willDelaySeconds ?? 10)
+            } catch {
+                throw UsageError.invalidValue(url, for: "--mqtt", expected: "\(error)")
+            }
+        }
+        guard var options else {
             for name in ["mqtt-ca", "mqtt-cert", "mqtt-key", "mqtt-keepalive", "mqtt-will-delay"] where arguments.value(name) != nil {
                 throw UsageError("'--\(name)' needs '--mqtt'")
             }
             return nil
         }
-        let endpoint: MQTTEndpoint
-        do {
-            endpoint = try MQTTEndpoint(url: url)
-        } catch {
-            throw UsageError.invalidValue(url, for: "--mqtt", expected: "\(error)")
+        let ca = arguments.value("mqtt-ca") ?? options.tls?.caFile
+        let cert = arguments.value("mqtt-cert") ?? options.tls?.certificateFile
+        let key = arguments.value("mqtt-key") ?? options.tls?.keyFile
+        if let problem = Self.tlsProblem(usesTLS: options.endpoint.usesTLS, ca: ca, cert: cert, key: key) {
+            throw UsageError(problem)
         }
-        var options = CloudOptions(endpoint: endpoint)
-        if endpoint.usesTLS {
-            guard let ca = arguments.value("mqtt-ca") else { throw UsageError("'--mqtt mqtts://...' needs '--mqtt-ca'") }
-            let cert = arguments.value("mqtt-cert"), key = arguments.value("mqtt-key")
-            guard (cert == nil) == (key == nil) else { throw UsageError("'--mqtt-cert' and '--mqtt-key' go together") }
-            options.tls = MQTTTLSFiles(caFile: ca, certificateFile: cert, keyFile: key)
-        } else if arguments.value("mqtt-ca") != nil || arguments.value("mqtt-cert") != nil {
-            throw UsageError("TLS files given for a plain mqtt:// URL (use mqtts://)")
-        }
+        options.tls = options.endpoint.usesTLS ? MQTTTLSFiles(caFile: ca ?? "", certificateFile: cert, keyFile: key) : nil
         if let keepalive = try arguments.integer("mqtt-keepalive") {
-            guard (5...3600).contains(keepalive) else {
+            guard keepaliveRange.contains(keepalive) else {
                 throw UsageError.invalidValue(String(keepalive), for: "--mqtt-keepalive", expected: "5 to 3600 seconds")
             }
             options.keepaliveSeconds = Int32(keepalive)
         }
         if let delay = try arguments.integer("mqtt-will-delay") {
-            guard (0...3600).contains(delay) else {
+            guard willDelayRange.contains(delay) else {
                 throw UsageError.invalidValue(String(delay), for: "--mqtt-will-delay", expected: "0 to 3600 seconds")
             }
             options.willDelaySeconds = UInt32(delay)
         }
         return options
+    }
+
+    static let keepaliveRange = 5...3600
+    static let willDelayRange = 0...3600
+
+    /// The config file's "mqtt" object: {"url", "ca", "cert", "key", "keepaliveSeconds",
+    /// "willDelaySeconds"}; paths relative to the file's folder. Errors name the key.
+    static func read(_ mqtt: ConfigReader, baseDirectory: String) throws(ConfigError) -> CloudOptions {
+        guard let endpoint = try mqtt.string("url", expected: "mqtt://HOST:PORT or mqtts://HOST:PORT", { try? MQTTEndpoint(url: $0) }) else {
+            throw .invalidValue(key: mqtt.key("url"), expected: "mqtt://HOST:PORT or mqtts://HOST:PORT (required in \"mqtt\")")
+        }
+        let path = { (name: String) throws(ConfigError) -> String? in
+            try mqtt.string(name, expected: "a file path") { ConfigPaths.resolve($0, against: baseDirectory) }
+        }
+        let ca = try path("ca"), cert = try path("cert"), key = try path("key")
+        if let problem = tlsProblem(usesTLS: endpoint.usesTLS, ca: ca, cert: cert, key: key) {
+            throw .invalidValue(key: mqtt.key(ca == nil && endpoint.usesTLS ? "ca" : "cert"), expected: problem)
+        }
+        var options = CloudOptions(endpoint: endpoint)
+        options.tls = endpoint.usesTLS ? MQTTTLSFiles(caFile: ca ?? "", certificateFile: cert, keyFile: key) : nil
+        if let keepalive = try mqtt.integer("keepaliveSeconds", in: Int64(keepaliveRange.lowerBound)...Int64(keepaliveRange.upperBound)) {
+            options.keepaliveSeconds = Int32(keepalive)
+        }
+        if let delay = try mqtt.integer("willDelaySeconds", in: Int64(willDelayRange.lowerBound)...Int64(willDelayRange.upperBound)) {
+            options.willDelaySeconds = UInt32(delay)
+        }
+        return options
+    }
+
+    /// What is wrong with the TLS files for this URL scheme, or nil.
+    static func tlsProblem(usesTLS: Bool, ca: String?, cert: String?, key: String?) -> String? {
+        if usesTLS {
+            if ca == nil { return "mqtts:// needs a CA file (--mqtt-ca or mqtt.ca)" }
+            if (cert == nil) != (key == nil) { return "the client certificate and key go together (--mqtt-cert/--mqtt-key or mqtt.cert/mqtt.key)" }
+        } else if ca != nil || cert != nil || key != nil {
+            return "TLS files given for a plain mqtt:// URL (use mqtts://)"
+        }
+        return nil
     }
 }

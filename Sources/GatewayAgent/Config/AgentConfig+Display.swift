@@ -14,6 +14,8 @@ extension AgentConfig {
             "console.baud: \(consoleBaud)",
             "service.pin: " + (servicePIN == nil ? "not set (service mode disabled)" : "set (hidden)"),
             "service.timeoutSeconds: \(serviceTimeoutSeconds)",
+            "mqtt.url: " + (cloud.map { $0.endpoint.description } ?? "none (offline)"),
+            "mqtt.ca / cert / key: " + (cloud?.tls.map { [$0.caFile, $0.certificateFile ?? "-", $0.keyFile ?? "-"].joined(separator: " / ") } ?? "-"),
         ]
     }
 }

@@ -12,7 +12,8 @@ struct AgentConfig: Equatable {
     /// Config files are small; the cap keeps a wrong path (a log, a device) from being slurped.
     static let maxFileBytes = 64 * 1024
 
-    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service"]
+    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt"]
+    static let mqttKeys: Set<String> = ["url", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
     static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
     static let serviceTimeoutRange: ClosedRange<Int64> = 30...3600
@@ -28,6 +29,8 @@ struct AgentConfig: Equatable {
     /// nil: service mode (and with it `actuate` on the console) is disabled.
     var servicePIN: ServicePIN?
     var serviceTimeoutSeconds = 300
+    /// The cloud link; nil: the car runs offline.
+    var cloud: CloudOptions?
     /// The file the settings came from; nil when none was read.
     var sourcePath: String?
 
@@ -67,6 +70,9 @@ struct AgentConfig: Equatable {
         }
         if let service = try top.object("service", allowed: serviceKeys) {
             try config.readService(service)
+        }
+        if let mqtt = try top.object("mqtt", allowed: mqttKeys) {
+            config.cloud = try CloudOptions.read(mqtt, baseDirectory: baseDirectory)
         }
         return config
     }

@@ -29,7 +29,7 @@ struct RunOptions {
         stateDirectory = directory
         self.vehicleID = vehicleID
         socketPath = arguments.value("socket") ?? directory + "/" + Self.socketFileName
-        cloud = try CloudOptions.parse(arguments)
+        cloud = try CloudOptions.parse(arguments, file: config.cloud)
         keys = try KeysRunOptions.parse(arguments, simulate: simulate)
     }
 }

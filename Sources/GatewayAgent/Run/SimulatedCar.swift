@@ -63,7 +63,8 @@ struct SimulatedCar {
         if let cloud {
             cloud.start(initialState: service.vehicleState)
             service.stateObserver = { cloud.report($0) }
-            service.tickObserver = { for message in cloud.takeInbound() { log.info("cloud: \(message.type) message \(message.id) admitted (not acted on yet)") } }
+            let inbound = CloudInboundHandler(cloud: cloud, service: service, keys: keys, log: log)
+            service.tickObserver = { for message in cloud.takeInbound() { inbound.handle(message) } }
         }
         if let cloud { console.context.cloudSnapshot = { cloud.snapshot } }
         defer { cloud?.stop() }

@@ -1,0 +1,59 @@
+// The cloud link's settings: the config file's "mqtt" object (errors name the key) and the
+// --mqtt flags on top of it.
+import XCTest
+import CommandLineKit
+import Drivers
+@testable import carkey_agent
+
+final class CloudConfigTests: XCTestCase {
+    private func parse(_json json: String) throws(ConfigError) -> AgentConfig {
+        try AgentConfig.parse(Array(json.utf8), baseDirectory: "/etc/opencarkey")
+    }
+
+    private func key(of json: String) -> String? {
+        do {
+            _ = try parse(_json: json)
+            return nil
+        } catch {
+            return error.key
+        }
+    }
+
+    func testMQTTObjectWithTLSFilesRelativeToTheConfigFolder() throws {
+        let config = try parse(_json: #"{"mqtt":{"url":"mqtts://broker.example:8883","ca":"ca.crt","cert":"/etc/car.crt","key":"car.key","keepaliveSeconds":60,"willDelaySeconds":5}}"#)
+        let cloud = try XCTUnwrap(config.cloud)
+        XCTAssertEqual(cloud.endpoint, MQTTEndpoint(host: "broker.example", port: 8883, usesTLS: true))
+        XCTAssertEqual(cloud.tls, MQTTTLSFiles(caFile: "/etc/opencarkey/ca.crt", certificateFile: "/etc/car.crt", keyFile: "/etc/opencarkey/car.key"))
+        XCTAssertEqual(cloud.keepaliveSeconds, 60)
+        XCTAssertEqual(cloud.willDelaySeconds, 5)
+        XCTAssertTrue(config.displayLines(consoleEndpoint: "-").contains("mqtt.url: mqtts://broker.example:8883"))
+    }
+
+    func testNoMQTTMeansOffline() throws {
+        XCTAssertNil(try parse(_json: "{}").cloud)
+        XCTAssertNil(try CloudOptions.parse(ArgumentParser(options: CloudOptions.optionSpecs).parse([String]())))
+    }
+
+    func testMQTTErrorsNameTheKey() {
+        XCTAssertEqual(key(of: #"{"mqtt":{}}"#), "mqtt.url")
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"http://x"}}"#), "mqtt.url")
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtts://x"}}"#), "mqtt.ca", "mqtts needs a CA")
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtts://x","ca":"a","cert":"b"}}"#), "mqtt.cert", "certificate without key")
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtt://x","ca":"a"}}"#), "mqtt.cert", "TLS files for plain TCP")
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtt://x","keepaliveSeconds":1}}"#), "mqtt.keepaliveSeconds")
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtt://x","port":1}}"#), "mqtt.port")
+    }
+
+    func testFlagsOverrideTheFile() throws {
+        let file = CloudOptions(endpoint: MQTTEndpoint(host: "a", port: 1883, usesTLS: false), tls: nil, keepaliveSeconds: 30, willDelaySeconds: 10)
+        let parser = ArgumentParser(options: CloudOptions.optionSpecs)
+        let moved = try CloudOptions.parse(parser.parse(["--mqtt", "mqtt://b:1884", "--mqtt-will-delay", "0"]), file: file)
+        XCTAssertEqual(moved?.endpoint, MQTTEndpoint(host: "b", port: 1884, usesTLS: false))
+        XCTAssertEqual(moved?.willDelaySeconds, 0)
+        XCTAssertEqual(try CloudOptions.parse(parser.parse([String]()), file: file), file, "no flags: the file's settings")
+        XCTAssertThrowsError(try CloudOptions.parse(parser.parse(["--mqtt", "mqtts://b"]), file: file)) { error in
+            XCTAssertTrue("\(error)".contains("CA"), "\(error)")
+        }
+        XCTAssertThrowsError(try CloudOptions.parse(parser.parse(["--mqtt-ca", "x"])), "TLS flags need --mqtt")
+    }
+}
