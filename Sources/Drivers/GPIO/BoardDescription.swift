@@ -52,7 +52,7 @@ public struct BoardDescription: Sendable, Equatable {
         guard bytes.count <= maxFileBytes else {
             throw .malformedJSON(reason: "larger than \(maxFileBytes) bytes")
         }
-        let root = try BoardJSON.parse(bytes).get()
+        let root = try BoardJSON.parseBoard(bytes).get()
         return try BoardFileReader.board(from: root)
     }
 }

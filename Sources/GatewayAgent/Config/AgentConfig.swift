@@ -52,7 +52,7 @@ struct AgentConfig: Equatable {
     /// Validates config-file JSON. Every error names the key it is about.
     static func parse(_ bytes: [UInt8], baseDirectory: String) throws(ConfigError) -> AgentConfig {
         guard bytes.count <= maxFileBytes else { throw .malformedJSON(reason: "larger than \(maxFileBytes) bytes") }
-        let top = try ConfigReader(try ConfigJSON.parse(bytes), at: "", allowed: topLevelKeys)
+        let top = try ConfigReader(try ConfigJSON.parseConfig(bytes), at: "", allowed: topLevelKeys)
         var config = AgentConfig()
         _ = try top.string("description")
         config.vehicleID = try top.string("vehicleID", expected: "1 to 32 printable ASCII characters") { try? VehicleID($0) }
