@@ -177,7 +177,8 @@ public final class CloudLink {
 
     private func pump(nowMillis: UInt64, reports: inout [CloudLinkReport]) {
         let room = settings.window - inFlight.count
-        guard room > 0 else { return }
+        // Refill in batches: one outbox read per quarter window, not one per acknowledgement.
+        guard room > 0, inFlight.isEmpty || room >= max(1, settings.window / 4) else { return }
         let batch: [OutboxMessage]
         do {
             batch = try outbox.pending(afterID: handedUpTo, limit: room)

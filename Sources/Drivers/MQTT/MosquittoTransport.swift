@@ -73,6 +73,8 @@ public final class MosquittoTransport: MQTTTransport {
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
         try check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5), "protocol version")
         try check(mosquitto_int_option(handle, MOSQ_OPT_SEND_MAXIMUM, options.sendMaximum), "send maximum")
+        // Small packets (PUBLISH, PUBACK) must not wait for Nagle's algorithm.
+        try check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1), "TCP_NODELAY")
         try check(mosquitto_threaded_set(handle, true), "threaded")
         if let username = options.username {
             try check(mosquitto_username_pw_set(handle, username, options.password), "credentials")

@@ -12,9 +12,15 @@ public final class Database: @unchecked Sendable {
     /// How long a writer waits for another process's lock (the CLI reading while the agent writes).
     public static let defaultBusyTimeoutMillis: Int32 = 5000
 
-    // @unchecked Sendable: `connection` is only touched inside `lock.withLock`.
+    // @unchecked Sendable: `connection` is only touched inside `lock.withLock`, `reader` only
+    // inside `readerLock.withLock`.
     private let connection: Connection
     private let lock = ConnectionLock()
+    /// A second, query-only connection for `read`: in WAL mode it reads the last commit while
+    /// the writer holds its lock through a transaction's fsync, so the cloud thread's outbox
+    /// reads never wait behind a group commit.
+    private let reader: Connection
+    private let readerLock = ConnectionLock()
     public let path: String
 
     /// Opens (and with `create`, creates) the database and applies the PRAGMAs every connection
@@ -40,6 +46,12 @@ public final class Database: @unchecked Sendable {
               try connection.scalar("PRAGMA foreign_keys") == .integer(1) else {
             throw SQLiteError(code: SQLITE_ERROR, message: "synchronous or foreign_keys not applied", operation: "open \(path)")
         }
+        reader = try Connection(path: path, create: false)
+        let readerCode = sqlite3_busy_timeout(reader.handle, busyTimeoutMillis)
+        guard readerCode == SQLITE_OK else { throw SQLiteError.from(reader.handle, code: readerCode, operation: "busy_timeout") }
+        try reader.execute("PRAGMA trusted_schema = OFF")
+        try reader.execute("PRAGMA cell_size_check = ON")
+        try reader.execute("PRAGMA query_only = ON")
     }
 
     /// Runs `body` in a write transaction (BEGIN IMMEDIATE: the write lock is taken up front, so
@@ -53,12 +65,18 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` in a read transaction: one consistent snapshot across all its queries.
-    /// Writes inside `body` are possible but discouraged; they would upgrade the lock late.
+    /// Runs `body` in a read transaction on the query-only connection: one consistent snapshot
+    /// of the last commit across all its queries; writes inside `body` fail (SQLITE_READONLY).
+    /// Calling it from inside `transaction` on the same thread is SQLITE_MISUSE (it could not
+    /// see that transaction's uncommitted changes).
     public func read<T>(_ body: (Connection) throws -> T) throws -> T {
-        try locked { connection in
-            try connection.execute("BEGIN DEFERRED")
-            return try finish(connection, body)
+        guard !lock.isHeldByCurrentThread, !readerLock.isHeldByCurrentThread else {
+            throw SQLiteError(code: SQLITE_MISUSE, message: "nested use of the database from inside a transaction",
+                              operation: "read \(path)")
+        }
+        return try readerLock.withLock {
+            try reader.execute("BEGIN DEFERRED")
+            return try finish(reader, body)
         }
     }
 
