@@ -8,6 +8,7 @@
 #   make bench    release build of carkey-bench and run it (one JSON object per line)
 #   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
 #   make static   statically linked release carkey-agent (builds a static libmosquitto)
+#   make check-swift60  build and test the committed tree with Swift 6.0 in a trixie chroot
 #   make clean    remove build products (.build and build/)
 
 SHELL := /bin/bash
@@ -27,7 +28,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test bench soak static clean
+.PHONY: deps build run test bench soak static check-swift60 clean
 
 deps:
 	@scripts/deps.sh
@@ -55,6 +56,9 @@ soak: deps build
 
 static: deps
 	@SCRATCH=$(SCRATCH) scripts/build-static.sh
+
+check-swift60:
+	scripts/check-swift60.sh
 
 clean:
 	rm -rf $(SCRATCH) build
