@@ -155,6 +155,19 @@ final class StorageOutboxTests: StorageTestCase {
     }
 }
 
+extension StorageOutboxTests {
+    func testABurstIsOneCommitInOrder() throws {
+        let outbox = SQLiteOutbox(store: try openStore())
+        let committer = GroupCommitter(outbox: outbox)
+        let ids = try committer.enqueue((0..<20).map { OutboxEntry(topic: "t", payload: Bytes("\($0)".utf8), qos: 1, priority: .event) })
+        XCTAssertEqual(ids.count, 20)
+        XCTAssertEqual(ids, Array(ids[0]...ids[0] + 19), "consecutive, in order")
+        XCTAssertEqual(committer.commits, 1)
+        XCTAssertEqual(try outbox.pending(afterID: 0, limit: 100).map { String(decoding: $0.payload, as: UTF8.self) }, (0..<20).map(String.init))
+        XCTAssertEqual(try committer.enqueue([]), [])
+    }
+}
+
 /// Runs `body` on `iterations` threads at once and waits for all (no Dispatch dependency).
 enum DispatchQueueless {
     static func concurrentPerform(iterations: Int, _ body: @escaping @Sendable (Int) -> Void) {

@@ -32,14 +32,29 @@ public final class GroupCommitter: @unchecked Sendable {
 
     /// Durably enqueues `entry` and returns its outbox ID.
     public func enqueue(_ entry: OutboxEntry) throws -> Int64 {
+        guard let id = try enqueue([entry]).first else { throw StorageError.invalidArgument("enqueue returned no ID") }
+        return id
+    }
+
+    /// Durably enqueues a burst from one producer (kept together and in order) and returns
+    /// their outbox IDs. It shares its commit with whatever else is waiting.
+    public func enqueue(_ entries: [OutboxEntry]) throws -> [Int64] {
+        guard !entries.isEmpty else { return [] }
         pthread_mutex_lock(&mutex)
-        let ticket = nextTicket
-        nextTicket += 1
-        waiting.append((ticket, entry))
+        let first = nextTicket
+        for entry in entries {
+            waiting.append((nextTicket, entry))
+            nextTicket += 1
+        }
+        let tickets = first..<nextTicket
         while true {
-            if let result = results.removeValue(forKey: ticket) {
+            // A burst is appended under the mutex, so one leader always takes it whole: when its
+            // first result is in, all of them are.
+            if results[tickets.lowerBound] != nil {
+                let outcome = tickets.compactMap { results.removeValue(forKey: $0) }
                 pthread_mutex_unlock(&mutex)
-                return try result.get()
+                guard outcome.count == tickets.count else { throw StorageError.invalidArgument("a burst was split across commits") }
+                return try outcome.map { try $0.get() }
             }
             if !leaderActive {
                 leaderActive = true
