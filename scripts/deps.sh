@@ -12,7 +12,8 @@ packages=(
     libsqlite3-dev      # CSQLite: durable outbound queue
     pkg-config          # SwiftPM resolves the system libraries through it
     mosquitto           # MQTT broker for integration tests
-    mosquitto-clients   # mosquitto_pub/mosquitto_sub for manual checks
+    mosquitto-clients   # mosquitto_pub/mosquitto_sub: the cloud tests and the benchmark use them
+    openssl             # the openssl CLI: the TLS tests make a throw-away CA with it
     "$@"
 )
 
