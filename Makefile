@@ -50,7 +50,7 @@ bench: deps
 # per test (events written, delivered, duplicates).
 SOAK_ROUNDS ?= 50
 soak: deps build
-	CARKEY_SOAK_ROUNDS=$(SOAK_ROUNDS) $(SWIFT) test $(SWIFTPM) --skip-build \
+	CARKEY_SOAK_ROUNDS=$(SOAK_ROUNDS) $(SWIFT) test $(SWIFTPM) \
 	    --filter 'CloudAgentTests|CloudLinkBrokerTests' 2>&1 | tee $(SCRATCH)/soak.log | grep -E '^(soak|broker-restart)|Executed [0-9]+ tests' ; \
 	    exit $${PIPESTATUS[0]}
 
