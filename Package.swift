@@ -54,7 +54,7 @@ let package = Package(
         .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol", "TestHarness", "carkey-storage-crasher"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
         // The agent's parts in process (@testable import carkey_agent): config, console, GPIO actuation.
-        .testTarget(name: "GatewayAgentTests", dependencies: ["carkey-agent", "Drivers", "Protocol", "CommandLineKit"]),
+        .testTarget(name: "GatewayAgentTests", dependencies: ["carkey-agent", "Drivers", "Protocol", "CommandLineKit", "TestHarness"]),
         // End-to-end: runs the built executables as subprocesses.
         // (Drivers and Protocol to read the agent's store and speak raw protocol to it.)
         .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent", "Drivers", "Protocol", "TestHarness"]),

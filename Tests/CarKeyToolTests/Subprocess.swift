@@ -1,6 +1,7 @@
 // Runs the built executables as a user would: argv in, exit status and output back.
 // stdin, stdout and stderr go through temporary files, so no pipe can fill up and deadlock.
 import XCTest
+import TestHarness
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,29 +48,9 @@ enum Subprocess {
         return ProcessResult(status: exitStatus, stdout: try read(outPath), stderr: try read(errPath))
     }
 
-    static func makeTemporaryDirectory() -> String {
-        var template = Array("/tmp/opencarkey-test-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else { fatalError("mkdtemp") }
-        return String(cString: made)
-    }
+    static func makeTemporaryDirectory() -> String { TestFolders.make() }
 
-    /// Removes a folder tree made by a test (no symlinks are followed: lstat, then unlink).
-    static func removeTree(_ path: String) {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        if (info.st_mode & S_IFMT) == S_IFDIR, let dir = opendir(path) {
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-                }
-                if name != "." && name != ".." { removeTree(path + "/" + name) }
-            }
-            closedir(dir)
-            rmdir(path)
-        } else {
-            unlink(path)
-        }
-    }
+    static func removeTree(_ path: String) { TestFolders.remove(path) }
 
     static func write(_ text: String, to path: String) throws {
         guard let handle = fopen(path, "wb") else { throw POSIXFailure(code: errno, what: "fopen \(path)") }

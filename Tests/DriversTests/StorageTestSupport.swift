@@ -2,6 +2,7 @@
 // access to the same file (what an attacker with disk access could do), and event helpers.
 import XCTest
 @testable import Drivers
+import TestHarness
 import Protocol
 #if canImport(Glibc)
 import Glibc
@@ -66,24 +67,4 @@ class StorageTestCase: XCTestCase {
 }
 
 /// Recursively deletes `path` (files, folders, symlinks themselves, not their targets).
-func removeTree(_ path: String) {
-    var info = stat()
-    guard lstat(path, &info) == 0 else { return }
-    if info.st_mode & S_IFMT == S_IFDIR {
-        chmod(path, 0o700)
-        if let dir = opendir(path) {
-            var names = [String]()
-            while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                    String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-                }
-                if name != "." && name != ".." { names.append(name) }
-            }
-            closedir(dir)
-            for name in names { removeTree(path + "/" + name) }
-        }
-        rmdir(path)
-    } else {
-        unlink(path)
-    }
-}
+func removeTree(_ path: String) { TestFolders.remove(path) }
