@@ -133,6 +133,34 @@ final class CloudLinkLogicTests: XCTestCase {
         XCTAssertEqual(outbox.messages.count, 1)
     }
 
+    func testRefusedAndHeldMessagesAreRetriedAfterAReconnectWithOthersStillInFlight() throws {
+        let transport = ScriptedTransport()
+        let outbox = MemoryOutbox()
+        outbox.enqueue(topic: "vehicles/V/events", payload: "a")          // id 1, refused below
+        let link = makeLink(transport, outbox)
+        _ = link.step(nowMillis: 0)
+        transport.queuedEvents = [.connected(sessionPresent: true)]
+        _ = link.step(nowMillis: 10)                                        // birth = mid 1, a = mid 2
+        transport.queuedEvents = [.published(messageID: 2, reasonCode: 0x87)]
+        _ = link.step(nowMillis: 20)
+        outbox.enqueue(topic: "vehicles/V/events", payload: "b")          // id 2: held behind a
+        outbox.enqueue(topic: "vehicles/V/state", payload: "c")           // id 3: other topic, flows
+        _ = link.step(nowMillis: 30)
+        XCTAssertEqual(transport.published.suffix(1).map { String(decoding: $0.payload, as: UTF8.self) }, ["c"])
+        XCTAssertEqual(link.inFlightCount, 1, "c is in flight when the connection drops")
+        transport.serviceError = MQTTError(code: 7, message: "The connection was lost.")
+        _ = link.step(nowMillis: 40)
+        let before = transport.published.count
+        _ = link.step(nowMillis: 5_000)
+        transport.queuedEvents = [.connected(sessionPresent: true)]         // holds are released
+        _ = link.step(nowMillis: 5_010)
+        _ = link.step(nowMillis: 5_020)
+        let after = transport.published.dropFirst(before).map { String(decoding: $0.payload, as: UTF8.self) }
+        XCTAssertEqual(after.filter { $0 == "a" || $0 == "b" }, ["a", "b"], "the released topic is published again, in order")
+        XCTAssertFalse(after.contains("c"), "c is still in flight (libmosquitto resends it): not handed over twice")
+        XCTAssertEqual(link.inFlightCount, 3)
+    }
+
     func testStopPublishesOfflineThenDisconnects() {
         let transport = ScriptedTransport()
         let link = makeLink(transport, MemoryOutbox())

@@ -146,9 +146,11 @@ public final class CloudLink {
             state = .connected
             backoff.reset()
             lastError = nil
-            // libmosquitto resends what was in flight; anything not yet handed over is re-read
-            // from the outbox after the in-flight ones.
-            handedUpTo = inFlight.values.map(\.id).max() ?? 0
+            // libmosquitto resends what was in flight (same message IDs); everything else is
+            // re-read from the start of the outbox, skipping those. Not from the highest
+            // in-flight ID: refused messages and the ones held behind them sit below it, and
+            // would wait for a reconnect that happens to have nothing in flight.
+            handedUpTo = 0
             try? outbox.releaseRefusals()
             for filter in settings.subscriptions { try? transport.subscribe(filter, qos: 1) }
             _ = try? transport.publish(MQTTPublish(topic: settings.statusTopic, payload: PresencePayload.encode(state: "online", birth: birth),
@@ -180,19 +182,27 @@ public final class CloudLink {
         // Refill in batches: one outbox read per quarter window, not one per acknowledgement.
         guard room > 0, inFlight.isEmpty || room >= max(1, settings.window / 4) else { return }
         let batch: [OutboxMessage]
+        let handed = Set(inFlight.values.lazy.map(\.id).filter { $0 > self.handedUpTo })
         do {
-            batch = try outbox.pending(afterID: handedUpTo, limit: room)
+            batch = try outbox.pending(afterID: handedUpTo, limit: room + handed.count)
         } catch {
             lastError = "outbox read: \(error)"
             return
         }
+        var published = 0
         for message in batch {
+            if handed.contains(message.id) {
+                handedUpTo = message.id  // already with libmosquitto, which resends it
+                continue
+            }
+            guard published < room else { return }
             let publish = MQTTPublish(topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain,
                                       userProperties: [MQTTUserProperty("uuid", message.uuid), MQTTUserProperty("seq", String(message.sequence))])
             do {
                 let mid = try transport.publish(publish)
                 inFlight[mid] = message
                 handedUpTo = message.id
+                published += 1
             } catch {
                 lastError = "publish: \(error)"
                 return
