@@ -19,9 +19,31 @@ final class InboundGateTests: StorageTestCase {
             XCTAssertEqual(gate.admit(good), .success(InboundEnvelope(topic: topics.commands, id: uuid, type: "revocation", body: [0x0a, 0x0b])))
             XCTAssertEqual(gate.admit(good), .failure(.duplicate))
         }
+        // The agent's thread answered it: the ID is recorded with the answer.
+        XCTAssertTrue(try openStore().write { try $0.markInboundSeen(uuid) })
         let gate = InboundGate(topics: topics, store: try openStore())
         XCTAssertEqual(gate.admit(good), .failure(.duplicate), "de-duplication is persisted")
         XCTAssertEqual(gate.counters.rejected[.duplicate], 1)
+    }
+
+    /// The gate runs on the cloud thread; the message takes effect later on the agent's thread.
+    /// Recording the ID as seen at admission (before the effect) meant a stop or crash in
+    /// between lost the message for good: the broker had its PUBACK, and the cloud's retry with
+    /// the same ID was dropped as a duplicate (a revocation never applied, never answered).
+    func testAMessageAdmittedButNeverHandledIsAdmittedAgainAfterARestart() throws {
+        let good = message(topics.commands, #"{"id":"\#(uuid)","type":"revocation","body":"0a0b"}"#)
+        let envelope = InboundEnvelope(topic: topics.commands, id: uuid, type: "revocation", body: [0x0a, 0x0b])
+        do {
+            let gate = InboundGate(topics: topics, store: try openStore())
+            XCTAssertEqual(gate.admit(good), .success(envelope))
+            // ... the agent stops (or is killed) before its thread handles the message.
+        }
+        let store = try openStore()
+        let gate = InboundGate(topics: topics, store: store)
+        XCTAssertEqual(gate.admit(good), .success(envelope), "the redelivery reaches the handler: nothing happened yet")
+        XCTAssertEqual(gate.admit(good), .failure(.duplicate), "within one run a repeat is still dropped")
+        XCTAssertTrue(try store.write { try $0.markInboundSeen(uuid) }, "handled: recorded with its answer")
+        XCTAssertEqual(InboundGate(topics: topics, store: try openStore()).admit(good), .failure(.duplicate))
     }
 
     func testRejectionsAreTypedCountedAndChangeNothing() throws {

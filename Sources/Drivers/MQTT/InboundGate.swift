@@ -29,6 +29,10 @@ public final class InboundGate {
     private let allowed: [String: Set<String>]
     private let store: CarStore
     public private(set) var counters = InboundCounters()
+    /// IDs admitted in this run, newest `admittedWindow` (the handler persists handled ones).
+    private var admitted: Set<String> = []
+    private var admittedOrder: [String] = []
+    static let admittedWindow = 4096
 
     public init(topics: CloudTopics, store: CarStore) {
         allowed = [topics.commands: ["command", "revocation", "share"], topics.config: ["config"]]
@@ -56,10 +60,19 @@ public final class InboundGate {
         guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(message.payload)),
               Self.isUUID(envelope.id), types.contains(envelope.type),
               let body = Bytes(hex: envelope.body) else { return .failure(.malformed) }
-        // Recorded only once well-formed, so garbage cannot push real IDs out of the window.
-        guard let fresh = try? store.write({ try $0.markInboundSeen(envelope.id.lowercased()) }) else { return .failure(.malformed) }
-        guard fresh else { return .failure(.duplicate) }
-        return .success(InboundEnvelope(topic: message.topic, id: envelope.id.lowercased(), type: envelope.type, body: body))
+        // The durable record is written by the handler, in the transaction that queues its
+        // answer (`markInboundSeen`), never here: the effect happens later on the agent's
+        // thread, and a stop or crash in between must leave the cloud's retry admissible.
+        // Within this run, IDs already admitted are dropped here. Only well-formed messages
+        // are recorded, so garbage cannot push real IDs out of either window.
+        let id = envelope.id.lowercased()
+        guard !admitted.contains(id) else { return .failure(.duplicate) }
+        guard let seen = try? store.read({ try $0.inboundSeen(id) }) else { return .failure(.malformed) }
+        guard !seen else { return .failure(.duplicate) }
+        admitted.insert(id)
+        admittedOrder.append(id)
+        if admittedOrder.count > Self.admittedWindow { admitted.remove(admittedOrder.removeFirst()) }
+        return .success(InboundEnvelope(topic: message.topic, id: id, type: envelope.type, body: body))
     }
 
     /// 8-4-4-4-12 hex digits.

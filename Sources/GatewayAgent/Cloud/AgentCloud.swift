@@ -52,11 +52,14 @@ final class AgentCloud {
         }
     }
 
-    /// Queues the answer to a cloud request on vehicles/{id}/results: QoS 2, never dropped.
+    /// Queues the answer to a cloud request on vehicles/{id}/results: QoS 2, never dropped. The
+    /// request's ID is recorded as handled in the same transaction (after its effect), so a
+    /// stop or crash before this point leaves the cloud's retry admissible.
     func publishResult(requestID: String, type: String, result: String, fault: FaultCode?) {
         let now = clock.eventTime()
         do {
             try store.write { transaction in
+                guard try transaction.markInboundSeen(requestID) else { return }  // answered before
                 let sequence = try transaction.nextCounter("result_seq")
                 let uuid = try UUIDv4.make()
                 var faultValue: JSONValue = .null

@@ -48,7 +48,8 @@ extension StoreTransaction {
     }
 
     /// Records an inbound message UUID; false when it was seen before (a duplicate to ignore).
-    /// Keeps the newest `keep` UUIDs.
+    /// Keeps the newest `keep` UUIDs. Call it in the transaction that records the message's
+    /// answer (after its effect), so a message is never marked seen without having been handled.
     public func markInboundSeen(_ uuid: String, keep: Int = 4096) throws -> Bool {
         try connection.run("INSERT OR IGNORE INTO inbound_seen (uuid) VALUES (?1)", [.text(uuid)])
         let fresh = connection.changes == 1
@@ -56,6 +57,11 @@ extension StoreTransaction {
             try connection.run("DELETE FROM inbound_seen WHERE n <= (SELECT MAX(n) FROM inbound_seen) - ?1", [.integer(Int64(keep))])
         }
         return fresh
+    }
+
+    /// True when `uuid` was recorded by `markInboundSeen` (and is still in its window).
+    public func inboundSeen(_ uuid: String) throws -> Bool {
+        try connection.scalar("SELECT EXISTS (SELECT 1 FROM inbound_seen WHERE uuid = ?1)", [.text(uuid)]) == .integer(1)
     }
 
     /// The next birth number (1, 2, 3, ... across restarts), for the presence messages.
