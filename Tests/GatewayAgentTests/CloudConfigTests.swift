@@ -44,6 +44,20 @@ final class CloudConfigTests: XCTestCase {
         XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtt://x","port":1}}"#), "mqtt.port")
     }
 
+    /// A password in the URL (on the command line, visible in ps) was taken as part of the host
+    /// name, and the endpoint's description, with the password, went into connect errors: the
+    /// log and the outbox's last error. It is refused, and the refusal does not echo it.
+    func testCredentialsInTheURLAreRefusedWithoutBeingEchoed() {
+        XCTAssertThrowsError(try MQTTEndpoint(url: "mqtts://car:hunter2@broker.example:8883")) { error in
+            XCTAssertFalse("\(error)".contains("hunter2"), "\(error)")
+        }
+        let parser = ArgumentParser(options: CloudOptions.optionSpecs)
+        XCTAssertThrowsError(try CloudOptions.parse(parser.parse(["--mqtt", "mqtt://car:hunter2@broker:1883"]))) { error in
+            XCTAssertFalse("\(error)".contains("hunter2"), "\(error)")
+        }
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtt://car:hunter2@broker"}}"#), "mqtt.url")
+    }
+
     func testFlagsOverrideTheFile() throws {
         let file = CloudOptions(endpoint: MQTTEndpoint(host: "a", port: 1883, usesTLS: false), tls: nil, keepaliveSeconds: 30, willDelaySeconds: 10)
         let parser = ArgumentParser(options: CloudOptions.optionSpecs)

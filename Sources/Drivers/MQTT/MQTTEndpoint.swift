@@ -15,11 +15,15 @@ public struct MQTTEndpoint: Sendable, Equatable, CustomStringConvertible {
         case unsupportedScheme(String)
         case missingHost
         case badPort(String)
+        /// user:password@ in the URL: refused, and never quoted (it would reach process listings,
+        /// logs and the outbox's last error).
+        case credentialsInURL
         public var description: String {
             switch self {
             case .unsupportedScheme(let s): return "unsupported scheme '\(s)' (use mqtt:// or mqtts://)"
             case .missingHost: return "no host in MQTT URL"
             case .badPort(let p): return "bad port '\(p)' (1-65535)"
+            case .credentialsInURL: return "credentials in the MQTT URL are not supported (use a client certificate)"
             }
         }
     }
@@ -40,6 +44,7 @@ public struct MQTTEndpoint: Sendable, Equatable, CustomStringConvertible {
             throw ParseError.unsupportedScheme(scheme)
         }
         let authority = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        guard !authority.contains("@") else { throw ParseError.credentialsInURL }
         var host = Substring(authority)
         var portText: Substring? = nil
         if host.hasPrefix("[") {

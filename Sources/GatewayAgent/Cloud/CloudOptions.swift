@@ -27,6 +27,8 @@ struct CloudOptions: Equatable {
                 let endpoint = try MQTTEndpoint(url: url)
                 options = CloudOptions(endpoint: endpoint, tls: options?.tls, keepaliveSeconds: options?.keepaliveSeconds ?? 30,
                                        willDelaySeconds: options?.willDelaySeconds ?? 10)
+            } catch MQTTEndpoint.ParseError.credentialsInURL {
+                throw UsageError("--mqtt: \(MQTTEndpoint.ParseError.credentialsInURL)")  // the URL is not echoed
             } catch {
                 throw UsageError.invalidValue(url, for: "--mqtt", expected: "\(error)")
             }
