@@ -52,7 +52,7 @@ extension CarProtocolEngine {
                 guard abs(skew) <= configuration.timestampToleranceSeconds else { throw .staleTimestamp }
             }
             // The directory may have changed since Hello (revocation, removal).
-            let record = try currentRecord(pending.keyID, snapshot: pending.record, fromCertificate: pending.certificate != nil)
+            let record = try currentRecord(pending.keyID, snapshot: pending.record, certificate: pending.certificate, now: now)
             try AccessPolicy.checkUsable(record, now: now)
             let keys = try attempt(.internalError) {
                 try KeySchedule.deriveKeys(ephemeral: pending.carEphemeral, peer: pending.phoneEphemeral,
@@ -77,7 +77,7 @@ extension CarProtocolEngine {
                                            sessionLifetime: configuration.sessionLifetimeSeconds)
         let bytes = try channel.seal(.sessionAccepted, accepted.encoded())
         links[link] = .established(CarSession(
-            keyID: pending.keyID, record: record, fromCertificate: pending.certificate != nil, channel: channel,
+            keyID: pending.keyID, record: record, certificate: pending.certificate, channel: channel,
             establishedAtMillis: now.monotonicMillis,
             lifetimeMillis: UInt64(configuration.sessionLifetimeSeconds) * 1000,
             carTimeAtAccept: carTime, inFlight: nil))
@@ -90,15 +90,20 @@ extension CarProtocolEngine {
                 .audit(AuditRecord(.sessionEstablished, link: link, keyID: pending.keyID, now: now))]
     }
 
-    /// The directory's record wins; a share-certificate key not yet remembered keeps the record
-    /// its certificate granted. A directory entry with a different public key is not this key.
-    func currentRecord(_ keyID: KeyID, snapshot: KeyRecord, fromCertificate: Bool) throws(FaultCode) -> KeyRecord {
+    /// The directory's record wins. A share-certificate key not yet remembered is only as good
+    /// as its certificate now: it is verified again (a revoked serial, holder or issuer since
+    /// the Hello refuses it even if the termination was missed), and must still grant the same
+    /// record. A directory entry with a different public key is not this key.
+    func currentRecord(_ keyID: KeyID, snapshot: KeyRecord, certificate: Bytes?, now: ProtocolTime) throws(FaultCode) -> KeyRecord {
         if let record = keys.lookup(keyID) {
             guard record.publicKey == snapshot.publicKey else { throw .unknownKey }
             return record
         }
-        if fromCertificate { return snapshot }
-        throw .unknownKey
+        guard let certificate else { throw .unknownKey }
+        guard let verifier = certificateVerifier else { throw .invalidCertificate }
+        let record = try verifier.verify(certificate: certificate, keyID: keyID, vehicleID: configuration.vehicleID, now: now)
+        guard record == snapshot else { throw .invalidCertificate }
+        return record
     }
 
     /// Enrolled keys come from the directory; unknown ones only with a share certificate.

@@ -29,7 +29,7 @@ extension CarProtocolEngine {
             let body = try decoded { () throws(MessageFormatError) in try CommandBody.decode(plaintext) }
             command = body.command
             guard session.inFlight == nil else { throw .busy }
-            let record = try currentRecord(session.keyID, snapshot: session.record, fromCertificate: session.fromCertificate)
+            let record = try currentRecord(session.keyID, snapshot: session.record, certificate: session.certificate, now: now)
             try AccessPolicy.checkUsable(record, now: now)
             try AccessPolicy.checkPermitted(body.command, record)
             let carNow = session.sessionClock(at: now.monotonicMillis)

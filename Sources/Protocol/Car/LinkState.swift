@@ -27,7 +27,9 @@ struct CarSession: Sendable {
     let keyID: KeyID
     /// Snapshot at handshake; the directory is consulted again for every command.
     let record: KeyRecord
-    let fromCertificate: Bool
+    /// The share certificate from Hello when the key was not in the directory: until the car
+    /// remembers the key, this certificate is checked again for every command.
+    let certificate: Bytes?
     var channel: SessionChannel
     let establishedAtMillis: UInt64
     let lifetimeMillis: UInt64
