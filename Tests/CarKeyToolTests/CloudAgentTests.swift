@@ -105,7 +105,7 @@ final class EventProducer {
     let store: CarStore
     init(stateDir: String, vehicle: String) throws {
         store = try CarStore.open(stateDirectory: stateDir)
-        store.routeEvents(EventPayload.router(CloudTopics(vehicleID: vehicle)))
+        try store.routeEvents(EventPayload.router(CloudTopics(vehicleID: vehicle)))
     }
 
     /// Returns the UUIDs of the events written.

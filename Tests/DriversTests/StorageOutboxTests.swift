@@ -72,7 +72,7 @@ final class StorageOutboxTests: StorageTestCase {
 
     func testAcknowledgingEventsAdvancesThePublishedCursorContiguously() throws {
         let store = try openStore()
-        store.routeEvents { event in
+        try store.routeEvents { event in
             OutboxEntry(topic: "vehicles/V/events", payload: Bytes("{\"seq\":\(event.seq)}".utf8), qos: 1,
                         priority: .accessEvent, sequence: event.seq, uuid: event.uuid)
         }
@@ -93,9 +93,32 @@ final class StorageOutboxTests: StorageTestCase {
         XCTAssertEqual(try store.read { try $0.eventsPublishedThrough() }, 3)
     }
 
+    /// Events appended while nothing routes them (start-up: permission repairs, tamper findings;
+    /// or a run without the cloud) had no outbox row, ever: a permanent gap in the cloud's
+    /// sequence, and the published cursor later jumped over them. Routing starts with them.
+    func testEventsAppendedBeforeRoutingAreQueuedWhenRoutingStarts() throws {
+        let route: EventRouter = { event in
+            OutboxEntry(topic: "vehicles/V/events", payload: Bytes("{\"seq\":\(event.seq)}".utf8), qos: 1,
+                        priority: .event, sequence: event.seq, uuid: event.uuid)
+        }
+        do {
+            try openStore().appendEvent(accessEvent("unlock while offline"))
+        }
+        let store = try openStore()
+        try store.appendEvent(accessEvent("tamper found at start-up"))
+        try store.routeEvents(route)
+        try store.appendEvent(accessEvent("unlock online"))
+        let pending = try SQLiteOutbox(store: store).pending(afterID: 0, limit: 10)
+        XCTAssertEqual(pending.map(\.sequence), [1, 2, 3], "every event has its outbox row, in order")
+        XCTAssertEqual(pending.map(\.uuid), try store.events(since: 0).map(\.uuid))
+        let restarted = try openStore()
+        try restarted.routeEvents(route)
+        XCTAssertEqual(try SQLiteOutbox(store: restarted).depth(), 3, "nothing is queued twice")
+    }
+
     func testAnEventAndItsOutboxRowCommitTogether() throws {
         let store = try openStore()
-        store.routeEvents { event in OutboxEntry(topic: "t", payload: [1], qos: 1, priority: .event, sequence: event.seq, uuid: event.uuid) }
+        try store.routeEvents { event in OutboxEntry(topic: "t", payload: [1], qos: 1, priority: .event, sequence: event.seq, uuid: event.uuid) }
         struct Abort: Error {}
         XCTAssertThrowsError(try store.write { transaction in
             try transaction.appendEvent(accessEvent("unlock"))

@@ -41,8 +41,9 @@ public final class CloudService: @unchecked Sendable {
                          transport: transport, outbox: outbox,
                          nextBirthSequence: { try outbox.nextBirthSequence() },
                          unitRandom: { Double((try? SystemRandom().randomBytes(4)).map { $0.reduce(0) { $0 << 8 | UInt32($1) } } ?? 0) / 4_294_967_296 })
-        // From now on every audit event is also queued for the cloud, in the same transaction.
-        store.routeEvents(EventPayload.router(topics))
+        // From now on every audit event is also queued for the cloud, in the same transaction
+        // (those appended before, at start-up or while offline, first).
+        try store.routeEvents(EventPayload.router(topics))
     }
 
     public var snapshot: CloudSnapshot { snapshotBox.withLock { $0 } }

@@ -120,8 +120,19 @@ public final class CarStore: Sendable {
 
     /// From now on every appended event also goes into the outbox as `route(event)` says
     /// (nil: not published), in the same transaction. Pass nil to stop routing.
-    public func routeEvents(_ route: EventRouter?) {
-        router.withLock { $0 = route }
+    /// Events appended while nothing routed them (start-up repairs and tamper findings, a run
+    /// without the cloud) are queued first, in sequence order, so none is left without its row.
+    public func routeEvents(_ route: EventRouter?) throws {
+        guard let route else {
+            router.withLock { $0 = nil }
+            return
+        }
+        try database.transaction { connection in
+            let transaction = StoreTransaction(connection: connection, sealer: sealer, random: random, router: route)
+            try transaction.routeUnroutedEvents()
+            // Installed under the write lock: no event of this process falls between the two.
+            router.withLock { $0 = route }
+        }
     }
 
     private func storageEvent(action: String, detail: [(String, String)]) -> NewEvent {

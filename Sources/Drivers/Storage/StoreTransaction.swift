@@ -98,8 +98,30 @@ public final class StoreTransaction {
     public func appendEvent(_ event: NewEvent) throws -> StoredEvent {
         let stored = try EventLog.append(event, connection: connection, random: random)
         // Same transaction: an event is never logged without its outbox row, or the reverse.
-        if let entry = router?(stored) { try enqueue(entry) }
+        if let router {
+            if let entry = router(stored) { try enqueue(entry) }
+            try EventLog.markRouted(through: stored.seq, connection: connection)
+        }
         return stored
+    }
+
+    /// Queues the events appended while nothing routed them (above the routed and published
+    /// marks), oldest first, skipping any that already have a row.
+    func routeUnroutedEvents() throws {
+        guard let router else { return }
+        var since = max(try EventLog.routedThrough(connection), try eventsPublishedThrough())
+        while true {
+            let batch = try events(since: since, limit: 256)
+            guard let last = batch.last else { break }
+            for stored in batch {
+                guard let entry = router(stored),
+                      try connection.scalar("SELECT EXISTS (SELECT 1 FROM outbox WHERE uuid = ?1)", [.text(entry.uuid ?? "")]) != .integer(1)
+                else { continue }
+                try enqueue(entry)
+            }
+            since = last.seq
+        }
+        try EventLog.markRouted(through: try lastEventSequence(), connection: connection)
     }
 
     /// Events with seq > `since` (exclusive; 0 = from the start), oldest first, at most `limit`.

@@ -67,6 +67,19 @@ enum EventLog {
 
     static func publishedThrough(_ connection: Connection) throws -> Int64 { try counter("events_published", connection) }
 
+    /// The highest event sequence handed to an outbox router (0 when none ever was).
+    static func routedThrough(_ connection: Connection) throws -> Int64 {
+        guard case .integer(let value)? = try connection.scalar("SELECT value FROM counters WHERE name = 'events_routed'") else { return 0 }
+        return value
+    }
+
+    static func markRouted(through seq: Int64, connection: Connection) throws {
+        try connection.run("""
+            INSERT INTO counters (name, value) VALUES ('events_routed', ?1)
+            ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE excluded.value > counters.value
+            """, [.integer(seq)])
+    }
+
     /// Moves the published cursor forward to `seq` (never backwards, never past the last event).
     static func markPublished(through seq: Int64, connection: Connection) throws {
         let target = min(seq, try lastSequence(connection))
