@@ -77,4 +77,56 @@ final class SecurityReviewTests: XCTestCase {
         let actions = rig.car.receive(try guest.session.command(.unlock, now: rig.now), from: guest.link, now: rig.now)
         XCTAssertEqual(actions.performs.count, 1)
     }
+
+    // MARK: Finding 2: a refused proof with the right code left the window open
+
+    /// A PairingProof whose code MAC is right but which the car refuses (here: it arrived after
+    /// the 10 s challenge lifetime) has put the code in the clear: every input of the MAC is
+    /// in the PairingHello and PairingChallenge, so a listener finds the 6 digits offline.
+    /// The window must close, or the listener enrolls its own key as an owner with the code.
+    func testALateProofWithTheRightCodeClosesTheWindow() throws {
+        var rig = KeysRig(owners: [])
+        let (code, _) = try rig.car.openPairingWindow(now: rig.now)
+        var phone = PhonePairingSession(longTermKey: KeysFixtures.owner, code: code)
+        let link = LinkID(91)
+        let challengeBytes = try XCTUnwrap(rig.toCar(try phone.start(), link: link).sent.first)
+        guard case .send(let proofBytes) = try phone.receive(challengeBytes) else { return XCTFail() }
+        rig.advance(seconds: 11)
+        let late = rig.toCar(proofBytes, link: link)
+        XCTAssertEqual(late.cleartextFault, .challengeExpired)
+        XCTAssertFalse(rig.car.isPairingWindowOpen(now: rig.now), "the code has been exposed")
+        XCTAssertTrue(late.audits.contains { $0.event == .pairingWindowClosed })
+
+        // What the listener can do with it: the MAC pins the code.
+        let challenge = try PairingChallengeMessage.decode(challengeBytes)
+        let proof = try PairingProofMessage.decode(proofBytes)
+        XCTAssertEqual(PairingProofs.phoneMAC(code: code, phone: KeysFixtures.owner.publicKey.sec1,
+                                              car: challenge.carIdentityPublicKey, challenge: challenge.challenge), proof.codeMAC)
+        var thief = PhonePairingSession(longTermKey: KeysFixtures.guest, code: code)
+        let answer = rig.toCar(try thief.start(), link: LinkID(92))
+        XCTAssertEqual(answer.cleartextFault, .pairingClosed)
+        XCTAssertTrue(rig.keychain.snapshot.listing.isEmpty, "nobody enrolled")
+    }
+
+    func testABadSignatureWithTheRightCodeClosesTheWindowButAWrongCodeDoesNot() throws {
+        var rig = KeysRig(owners: [])
+        let (code, _) = try rig.car.openPairingWindow(now: rig.now)
+        var phone = PhonePairingSession(longTermKey: KeysFixtures.owner, code: code)
+        let challengeBytes = try XCTUnwrap(rig.toCar(try phone.start(), link: LinkID(93)).sent.first)
+        guard case .send(let proofBytes) = try phone.receive(challengeBytes) else { return XCTFail() }
+        var tampered = proofBytes
+        tampered[tampered.count - 1] ^= 0x01
+        XCTAssertEqual(rig.toCar(tampered, link: LinkID(93)).cleartextFault, .badSignature)
+        XCTAssertFalse(rig.car.isPairingWindowOpen(now: rig.now))
+
+        // A slow phone with a wrong code exposes nothing: the window stays open.
+        let (code2, _) = try rig.car.openPairingWindow(now: rig.now)
+        let wrong = try PairingCode(code2.text == "000000" ? "000001" : "000000")
+        var slow = PhonePairingSession(longTermKey: KeysFixtures.owner, code: wrong)
+        let second = try XCTUnwrap(rig.toCar(try slow.start(), link: LinkID(94)).sent.first)
+        guard case .send(let slowProof) = try slow.receive(second) else { return XCTFail() }
+        rig.advance(seconds: 11)
+        XCTAssertEqual(rig.toCar(slowProof, link: LinkID(94)).cleartextFault, .challengeExpired)
+        XCTAssertTrue(rig.car.isPairingWindowOpen(now: rig.now))
+    }
 }

@@ -73,7 +73,8 @@ extension CarProtocolEngine {
 
     /// Q1 a PairingChallenge outstanding on this link (consumed now, whatever follows),
     /// Q2 answered within the challenge lifetime, Q3 window still open, Q4 possession
-    /// signature, Q5 code MAC (a wrong one costs the window one of its attempts).
+    /// signature, Q5 code MAC (a wrong one costs the window one of its attempts). A proof
+    /// refused at Q2 or Q4 whose code MAC is right closes the window (the code is exposed).
     mutating func handlePairingProof(_ proof: PairingProofMessage, link: LinkID, now: ProtocolTime) -> [CarAction] {
         guard case .pairing(let pending)? = links[link] else {
             return rejectBeforeSession(.unexpectedMessage, link: link, keyID: pendingKeyID(link), now: now)
@@ -82,17 +83,23 @@ extension CarProtocolEngine {
         usedChallenges.insert(pending.challenge)
         let keyID = KeyID(publicKey: pending.phoneKey)
         var extra: [CarAction] = []
+        let phone = pending.phoneKey.sec1, car = identity.publicKey.sec1
+        // The code MAC travels in the clear with all its inputs, so a correct one gives the code
+        // to any listener (offline search over 10^6 codes). Whatever else is wrong with this
+        // proof, a correct code MAC closes the open window.
+        let exposesCode = pairingWindow.map { window in
+            window.isOpen(at: now.monotonicMillis) && ConstantTime.equals(
+                PairingProofs.phoneMAC(code: window.code, phone: phone, car: car, challenge: pending.challenge), proof.codeMAC)
+        } ?? false
         do throws(FaultCode) {
             guard now.monotonicMillis <= pending.issuedAtMillis + configuration.challengeLifetimeMillis else {
                 throw .challengeExpired
             }
             guard var window = pairingWindow, window.isOpen(at: now.monotonicMillis) else { throw .pairingClosed }
-            let phone = pending.phoneKey.sec1, car = identity.publicKey.sec1
             let possession = PairingProofs.possessionInput(phone: phone, car: car, challenge: pending.challenge)
             guard let signature = try? ECDSASignature(rawRepresentation: proof.signature),
                   pending.phoneKey.isValidSignature(signature, for: possession) else { throw .badSignature }
-            let expected = PairingProofs.phoneMAC(code: window.code, phone: phone, car: car, challenge: pending.challenge)
-            guard ConstantTime.equals(expected, proof.codeMAC) else {
+            guard exposesCode else {
                 window.wrongCodesLeft -= 1
                 if window.wrongCodesLeft > 0 {
                     pairingWindow = window
@@ -114,6 +121,10 @@ extension CarProtocolEngine {
             return [.audit(AuditRecord(.pairingWindowClosed, link: link, keyID: keyID, now: now)),
                     .enroll(EnrollmentRequest(token: token, link: link, publicKey: pending.phoneKey))]
         } catch {
+            if exposesCode, pairingWindow != nil {
+                pairingWindow = nil
+                extra.append(.audit(AuditRecord(.pairingWindowClosed, link: link, keyID: keyID, fault: error, now: now)))
+            }
             return rejectBeforeSession(error, link: link, keyID: keyID, now: now) + extra
         }
     }
