@@ -8,10 +8,7 @@ public struct RecordKind: Hashable, Sendable, CustomStringConvertible {
     /// 1 to 32 characters of a-z, 0-9 and "-": short, printable, unambiguous in the seal's
     /// associated data and safe to show in messages.
     public init?(rawValue: String) {
-        let allowed = rawValue.utf8.allSatisfy { c in
-            (c >= UInt8(ascii: "a") && c <= UInt8(ascii: "z")) || (c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9")) || c == UInt8(ascii: "-")
-        }
-        guard allowed, (1...32).contains(rawValue.utf8.count) else { return nil }
+        guard StorageName.isValid(rawValue) else { return nil }
         self.rawValue = rawValue
     }
 
