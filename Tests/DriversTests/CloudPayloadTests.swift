@@ -54,12 +54,12 @@ final class CloudPayloadTests: StorageTestCase {
 
     func testRouterSendsAccessDecisionsAtTheNeverDroppedPriority() throws {
         let router = EventPayload.router(CloudTopics(vehicleID: "V"))
-        let access = router(StoredEvent(seq: 1, uuid: "u1", event: accessEvent("unlock")))
+        let access = router.route(StoredEvent(seq: 1, uuid: "u1", event: accessEvent("unlock")))
         XCTAssertEqual(access?.priority, .accessEvent)
         XCTAssertEqual(access?.topic, "vehicles/V/events")
         XCTAssertEqual(access?.qos, 1)
         XCTAssertEqual(access?.uuid, "u1")
-        let other = router(StoredEvent(seq: 2, uuid: "u2", event: NewEvent(kind: .storage, time: EventTime(seconds: 0, trusted: false),
+        let other = router.route(StoredEvent(seq: 2, uuid: "u2", event: NewEvent(kind: .storage, time: EventTime(seconds: 0, trusted: false),
                                                                            action: "repair", result: "ok")))
         XCTAssertEqual(other?.priority, .event)
     }

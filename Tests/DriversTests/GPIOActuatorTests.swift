@@ -211,13 +211,21 @@ final class GPIOActuatorTests: XCTestCase {
 }
 
 /// A virtual clock that runs a hook inside `sleep`, i.e. while a pulse holds its line active.
+/// The hook is kept in a final class, not as a closure in the Mutex: a closure read back out of
+/// a generic container gains a re-abstraction thunk on every read (see EventRouter.swift).
 final class InterposingClock: MonotonicClock {
-    private let base = ManualClock()
-    private let hook = Mutex<(@Sendable () -> Void)?>(nil)
+    private final class Hook: Sendable {
+        let run: @Sendable () -> Void
+        init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+    }
 
+    private let base = ManualClock()
+    private let hook = Mutex<Hook?>(nil)
+
+    /// Set to run once inside the next `sleep`; nil clears it.
     var duringSleep: (@Sendable () -> Void)? {
-        get { hook.withLock { $0 } }
-        set { hook.withLock { $0 = newValue } }
+        get { nil }
+        set { hook.withLock { $0 = newValue.map(Hook.init) } }
     }
 
     func nowMillis() -> UInt64 { base.nowMillis() }
@@ -229,7 +237,7 @@ final class InterposingClock: MonotonicClock {
             hook = nil
             return action
         }
-        action?()
+        action?.run()
         base.sleep(millis: millis)
     }
 }

@@ -72,10 +72,10 @@ final class StorageOutboxTests: StorageTestCase {
 
     func testAcknowledgingEventsAdvancesThePublishedCursorContiguously() throws {
         let store = try openStore()
-        try store.routeEvents { event in
+        try store.routeEvents(EventRouterFunction { event in
             OutboxEntry(topic: "vehicles/V/events", payload: Bytes("{\"seq\":\(event.seq)}".utf8), qos: 1,
                         priority: .accessEvent, sequence: event.seq, uuid: event.uuid)
-        }
+        })
         for i in 1...3 { try store.appendEvent(accessEvent("unlock \(i)")) }
         let outbox = SQLiteOutbox(store: store)
         let pending = try outbox.pending(afterID: 0, limit: 10)
@@ -97,7 +97,7 @@ final class StorageOutboxTests: StorageTestCase {
     /// or a run without the cloud) had no outbox row, ever: a permanent gap in the cloud's
     /// sequence, and the published cursor later jumped over them. Routing starts with them.
     func testEventsAppendedBeforeRoutingAreQueuedWhenRoutingStarts() throws {
-        let route: EventRouter = { event in
+        let route = EventRouterFunction { event in
             OutboxEntry(topic: "vehicles/V/events", payload: Bytes("{\"seq\":\(event.seq)}".utf8), qos: 1,
                         priority: .event, sequence: event.seq, uuid: event.uuid)
         }
@@ -118,7 +118,7 @@ final class StorageOutboxTests: StorageTestCase {
 
     func testAnEventAndItsOutboxRowCommitTogether() throws {
         let store = try openStore()
-        try store.routeEvents { event in OutboxEntry(topic: "t", payload: [1], qos: 1, priority: .event, sequence: event.seq, uuid: event.uuid) }
+        try store.routeEvents(EventRouterFunction { event in OutboxEntry(topic: "t", payload: [1], qos: 1, priority: .event, sequence: event.seq, uuid: event.uuid) })
         struct Abort: Error {}
         XCTAssertThrowsError(try store.write { transaction in
             try transaction.appendEvent(accessEvent("unlock"))

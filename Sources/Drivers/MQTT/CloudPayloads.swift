@@ -26,12 +26,21 @@ public enum EventPayload {
 
     /// The router the agent installs on CarStore: every event goes to vehicles/{id}/events,
     /// access decisions with the never-dropped priority.
-    public static func router(_ topics: CloudTopics) -> EventRouter {
-        { stored in
-            OutboxEntry(topic: topics.events, payload: encode(stored), qos: 1,
-                        priority: stored.event.kind == .accessDecision ? .accessEvent : .event,
-                        sequence: stored.seq, uuid: stored.uuid)
-        }
+    public static func router(_ topics: CloudTopics) -> any EventRouter {
+        CloudEventRouter(topics: topics)
+    }
+}
+
+/// Every event to vehicles/{id}/events; access decisions with the never-dropped priority.
+public struct CloudEventRouter: EventRouter {
+    public let topics: CloudTopics
+
+    public init(topics: CloudTopics) { self.topics = topics }
+
+    public func route(_ stored: StoredEvent) -> OutboxEntry? {
+        OutboxEntry(topic: topics.events, payload: EventPayload.encode(stored), qos: 1,
+                    priority: stored.event.kind == .accessDecision ? .accessEvent : .event,
+                    sequence: stored.seq, uuid: stored.uuid)
     }
 }
 

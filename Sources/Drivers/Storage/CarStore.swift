@@ -21,7 +21,7 @@ public final class CarStore: Sendable {
     private let random: RandomSource
     private let clock: EventClock
     /// Routes appended events into the outbox (installed by the cloud link).
-    private let router = Mutex<EventRouter?>(nil)
+    private let router = Mutex<(any EventRouter)?>(nil)
     /// Tamper findings already reported by this process (see `TamperFinding`).
     private let reported = Mutex<Set<TamperFinding>>([])
 
@@ -87,7 +87,7 @@ public final class CarStore: Sendable {
         do {
             let step = { (connection: Connection) throws -> T in
                 let store = StoreTransaction(connection: connection, sealer: self.sealer, random: self.random,
-                                             router: self.router.withLock { $0 })
+                                             router: self.currentRouter())
                 defer { findings = store.findings }
                 return try body(store)
             }
@@ -105,7 +105,7 @@ public final class CarStore: Sendable {
     private func report(_ findings: [TamperFinding]) throws {
         let fresh = reported.withLock { seen in findings.filter { !seen.contains($0) } }
         guard !fresh.isEmpty else { return }
-        let route = router.withLock { $0 }
+        let route = currentRouter()
         try database.transaction { connection in
             let transaction = StoreTransaction(connection: connection, sealer: sealer, random: random, router: route)
             for finding in Set(fresh) {
@@ -122,7 +122,7 @@ public final class CarStore: Sendable {
     /// (nil: not published), in the same transaction. Pass nil to stop routing.
     /// Events appended while nothing routed them (start-up repairs and tamper findings, a run
     /// without the cloud) are queued first, in sequence order, so none is left without its row.
-    public func routeEvents(_ route: EventRouter?) throws {
+    public func routeEvents(_ route: (any EventRouter)?) throws {
         guard let route else {
             router.withLock { $0 = nil }
             return
@@ -134,6 +134,10 @@ public final class CarStore: Sendable {
             router.withLock { $0 = route }
         }
     }
+
+    /// The router in force (read once per transaction); internal for the regression test that
+    /// reads it a million times (see EventRouter.swift for why it is not a closure).
+    func currentRouter() -> (any EventRouter)? { router.withLock { $0 } }
 
     private func storageEvent(action: String, detail: [(String, String)]) -> NewEvent {
         NewEvent(kind: .storage, time: clock(), action: action, result: "ok", detailJSON: JSONText.object(detail))

@@ -26,9 +26,9 @@ public final class StoreTransaction {
     private(set) var findings: [TamperFinding] = []
 
     /// Maps each appended event to its outbox message (set by the cloud link), or nil.
-    private let router: EventRouter?
+    private let router: (any EventRouter)?
 
-    init(connection: Connection, sealer: RecordSealer, random: RandomSource, router: EventRouter? = nil) {
+    init(connection: Connection, sealer: RecordSealer, random: RandomSource, router: (any EventRouter)? = nil) {
         self.connection = connection
         self.sealer = sealer
         self.random = random
@@ -99,7 +99,7 @@ public final class StoreTransaction {
         let stored = try EventLog.append(event, connection: connection, random: random)
         // Same transaction: an event is never logged without its outbox row, or the reverse.
         if let router {
-            if let entry = router(stored) { try enqueue(entry) }
+            if let entry = router.route(stored) { try enqueue(entry) }
             try EventLog.markRouted(through: stored.seq, connection: connection)
         }
         return stored
@@ -114,7 +114,7 @@ public final class StoreTransaction {
             let batch = try events(since: since, limit: 256)
             guard let last = batch.last else { break }
             for stored in batch {
-                guard let entry = router(stored),
+                guard let entry = router.route(stored),
                       try connection.scalar("SELECT EXISTS (SELECT 1 FROM outbox WHERE uuid = ?1)", [.text(entry.uuid ?? "")]) != .integer(1)
                 else { continue }
                 try enqueue(entry)
