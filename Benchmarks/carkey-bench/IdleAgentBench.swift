@@ -109,6 +109,9 @@ enum IdleAgentBench {
             ("fds", last.openDescriptors),
             ("syncs_in_window", syncs),
             ("outbox_depth", Int(statsAfter["outbox-depth"] ?? -1)),
+            // -1 offline; 1 when the link was up at the end of the window (a down link would
+            // make the wake-up figure mean something else).
+            ("cloud_connected", Int(statsAfter["cloud-connected"] ?? -1)),
             ("target_wakeups_per_sec", targetWakeupsPerSecond),
             ("meets_target", wakeups <= targetWakeupsPerSecond),
         ])

@@ -3,6 +3,7 @@
 // agent, and the benchmark hook that slows every sync.
 import XCTest
 import Drivers
+import TestHarness
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,11 +28,12 @@ final class AgentStatsTests: XCTestCase {
         let before = try stats(car)
         let lastBefore = try XCTUnwrap(try car.events().last?.seq)
         XCTAssertEqual(Set(before.keys), ["uptime-ms", "syncs", "wal-syncs", "sync-time-us", "bytes-written", "events-appended",
-                                          "outbox-depth", "commits", "events-committed", "sync-delay-us"])
+                                          "outbox-depth", "commits", "events-committed", "sync-delay-us", "cloud-connected"])
         XCTAssertGreaterThan(try XCTUnwrap(before["syncs"] ?? nil), 0, "enrolment wrote to the store")
         XCTAssertEqual(before["sync-delay-us"], 0)
         XCTAssertEqual(before["outbox-depth"], 0, "no cloud link: nothing is routed to the outbox")
         XCTAssertEqual(before["commits"], .some(nil), "not wired yet: none, never a made-up 0")
+        XCTAssertEqual(before["cloud-connected"], .some(nil), "no --mqtt")
 
         XCTAssertEqual(try car.phone("unlock", key: owner.path).firstLine, "ok")
         try car.waitForEvent { $0.seq > lastBefore && $0.event.action == "session" && $0.event.result == "closed" }
@@ -60,6 +62,28 @@ final class AgentStatsTests: XCTestCase {
         let none = try car.agentTool(["stats", "--state-dir", car.stateDir])
         XCTAssertEqual(none.status, 1)
         XCTAssertTrue(none.stderr.contains("no agent is running"), none.stderr)
+    }
+
+    func testCloudConnectedFollowsTheLink() throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        defer { broker.stop() }
+        let car = AgentHarness()
+        try car.start(["--mqtt", broker.url])
+        var connected: Int64?? = nil
+        for _ in 0..<250 {
+            connected = try stats(car)["cloud-connected"]
+            if connected == 1 { break }
+            usleep(20_000)
+        }
+        XCTAssertEqual(connected, 1, "the link came up")
+        broker.stop()
+        for _ in 0..<250 {
+            connected = try stats(car)["cloud-connected"]
+            if connected == 0 { break }
+            usleep(20_000)
+        }
+        XCTAssertEqual(connected, 0, "the broker went away")
     }
 
     func testTheSyncDelayHookIsLoggedAndApplied() throws {

@@ -13,7 +13,7 @@ extension Command {
             sends them: uptime-ms, syncs (SQLite syncs of the whole process), wal-syncs,
             sync-time-us, bytes-written, events-appended (since start), outbox-depth, commits
             and events-committed (the agent's group commit), sync-delay-us (a benchmark hook,
-            0 on a real car). A value the agent cannot know reads 'none' (null with --json).
+            0 on a real car), cloud-connected (1 or 0; none without --mqtt). A value the agent cannot know reads 'none' (null with --json).
             """,
         options: [
             StateDirectoryArgument.option,

@@ -25,6 +25,8 @@ final class AgentStats {
     /// the difference (sequence numbers only grow, so pruning old events does not skew it).
     private let firstSequence: Int64
     var commitCounters: (any AgentCommitCounters)?
+    /// The cloud link when the agent runs with one (nil: offline, "cloud-connected none").
+    var cloud: AgentCloud?
 
     init(store: CarStore) throws {
         self.store = store
@@ -51,6 +53,7 @@ final class AgentStats {
             ("commits", commitCounters.map { Int64($0.commits) }),
             ("events-committed", commitCounters.map { Int64($0.eventsCommitted) }),
             ("sync-delay-us", Int64(StorageSyncs.addedSyncDelayMicros)),
+            ("cloud-connected", cloud.map { $0.snapshot.connected ? 1 : 0 }),
         ]
     }
 

@@ -69,6 +69,7 @@ struct SimulatedCar {
             service.tickObserver = { for message in cloud.takeInbound() { inbound.handle(message) } }
         }
         if let cloud { console.context.cloudSnapshot = { cloud.snapshot } }
+        commands.stats?.cloud = cloud
         defer { cloud?.stop() }
         defer { service.shutdown() }
         defer { body.finishRunning() }
