@@ -51,7 +51,8 @@ final class AgentProcess {
         var fields: [String: Int64] = [:]
         var line = [CChar](repeating: 0, count: 256)
         while fgets(&line, Int32(line.count), pipe) != nil {
-            let words = String(cString: line).split(whereSeparator: { $0 == " " || $0 == "\n" })
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
             if words.count == 2, let value = Int64(words[1]) { fields[String(words[0])] = value }
         }
         pclose(pipe)

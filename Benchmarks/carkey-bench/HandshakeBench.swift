@@ -5,7 +5,6 @@
 // primitive operations as direct EVP calls in C (RawHandshakeCost.swift), in the same run,
 // interleaved in rounds so drift hits both. Both sides are timed with this thread's CPU clock
 // (the four clock-read pairs per handshake are calibrated and subtracted).
-import CBenchReference
 import Protocol
 
 enum HandshakeBench {
