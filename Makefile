@@ -5,7 +5,8 @@
 #   make run      build, then the scripted demo (scripts/demo.sh): a simulated car, an owner
 #                 pairs and shares, a friend is allowed, refused and revoked; timeline printed
 #   make test     deps + build + every test suite (swift test)
-#   make bench    release build of carkey-bench and run it (one JSON object per line)
+#   make bench    release build of carkey-bench and carkey-agent, then run the benchmarks (one JSON
+#                 object per line; the idle lines also measure build/static/carkey-agent if present)
 #   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
 #   make static   statically linked release carkey-agent (builds a static libmosquitto)
 #   make check-swift60  build and test the committed tree with Swift 6.0 in a trixie chroot
@@ -44,6 +45,7 @@ test: deps build
 
 bench: deps
 	$(SWIFT) build $(SWIFTPM) -c release --product carkey-bench
+	$(SWIFT) build $(SWIFTPM) -c release --product carkey-agent
 	$(SCRATCH)/release/carkey-bench
 
 # The cloud reliability suite with more rounds than `make test` runs; prints one "soak:" line

@@ -1,15 +1,18 @@
 // carkey-bench: benchmarks for `make bench`, one JSON object per line on stdout.
 // Every figure is a ratio against a reference measured in the same run (direct OpenSSL in C,
-// raw fdatasync, mosquitto_pub), never an absolute time compared with a constant.
-// `carkey-bench NAME...` runs only the named benchmarks (ecdsa, handshake, outbox).
+// raw fdatasync, a fixed sync cost, mosquitto_pub), or a count from /proc or the agent's own
+// counters (idle wake-ups, RSS), never an absolute time compared with a constant.
+// `carkey-bench NAME...` runs only the named benchmarks (listed below, in order).
 #if canImport(Glibc)
 import Glibc
 #endif
 
+// One line per benchmark; add new ones here (name, what it runs).
 let benchmarks: [(String, () throws -> Void)] = [
     ("ecdsa", { try ECDSAVerifyBench.run() }),
     ("handshake", { try HandshakeBench.run() }),
     ("outbox", { try OutboxBench.run() }),
+    ("idle", { try IdleAgentBench.run() }),
 ]
 
 do {

@@ -22,6 +22,7 @@ let agent = Tool(
         .keys,
         .events,
         .outbox,
+        .stats,
     ]
 )
 

@@ -1,5 +1,5 @@
 // Static-inline helpers for C macros and variadic functions that Swift cannot import.
-// Each helper is one line around the macro it replaces; no logic lives here.
+// Each helper is one line around the macro it replaces; no logic lives in this header.
 #ifndef OPENCARKEY_CSHIMS_H
 #define OPENCARKEY_CSHIMS_H
 
@@ -10,6 +10,9 @@
 #include <fcntl.h>
 #include <termios.h>
 #include <sys/timex.h>  // adjtimex(2): struct timex and STA_* are not in Swift's Glibc module
+// The one piece of real C logic in this target (an SQLite VFS cannot be written in Swift
+// without C function-pointer tables): sync_counting_vfs.c.
+#include "SyncCountingVFS.h"
 
 // OPENSSL_free is a macro over CRYPTO_free carrying __FILE__/__LINE__.
 static inline void ock_openssl_free(void *p) { OPENSSL_free(p); }

@@ -16,6 +16,8 @@ final class ControlCommands {
         Entry(name: "status", summary: "vehicle, clock, keys, pairing window, sessions", run: { commands, _ in commands.status() }),
         Entry(name: "pair", summary: "open the pairing window; prints the one-time code", run: { commands, _ in commands.pair() }),
         Entry(name: "pair-cancel", summary: "close the pairing window", run: { commands, _ in commands.cancelPairing() }),
+        Entry(name: "stats", summary: "syncs, uptime, events appended, outbox depth (name value lines)",
+              run: { commands, _ in commands.stats.map { .ok($0.lines) } ?? .failure("stats are not available") }),
     ]
 
     private let car: CarService
@@ -24,6 +26,8 @@ final class ControlCommands {
     private let vehicleID: VehicleID
     /// When the window opened here closes (monotonic), for `status`.
     private var pairingExpiresAtMillis: UInt64?
+    /// The `stats` command's source (set by the agent's start-up).
+    var stats: AgentStats?
 
     init(car: CarService, keys: KeyService, clock: AgentClock, vehicleID: VehicleID) {
         self.car = car

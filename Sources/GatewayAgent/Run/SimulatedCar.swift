@@ -29,6 +29,7 @@ struct SimulatedCar {
         let hardware = try VehicleHardware.open(boardFile: options.config.boardFile, simulate: options.simulate, clock: SystemClock())
         defer { hardware.lines.releaseAll() }
         let clock = AgentClock(systemSynchronized: options.keys.syncProbe)
+        try BenchmarkHooks.apply(log: log)
         let store = try CarStore.open(stateDirectory: options.stateDirectory, clock: { clock.eventTime() })
         for repair in store.repairs { log.info("store: \(repair)") }
         let identity = try store.loadOrCreateIdentityKey()
@@ -44,6 +45,7 @@ struct SimulatedCar {
                                  audit: AuditSink(store: store, log: log), clock: clock, log: log)
         body.connect(service)
         let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
+        commands.stats = try AgentStats(store: store)
         let control = try ControlServer(stateDirectory: options.stateDirectory, log: log, commands: commands)
         defer { control.shutdown() }
         let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log)
@@ -67,6 +69,7 @@ struct SimulatedCar {
             service.tickObserver = { for message in cloud.takeInbound() { inbound.handle(message) } }
         }
         if let cloud { console.context.cloudSnapshot = { cloud.snapshot } }
+        commands.stats?.cloud = cloud
         defer { cloud?.stop() }
         defer { service.shutdown() }
         defer { body.finishRunning() }

@@ -16,6 +16,9 @@ public final class Connection {
     /// Opens `path` read-write. `create` adds SQLITE_OPEN_CREATE; symbolic links are refused
     /// (SQLITE_OPEN_NOFOLLOW) so a planted link cannot redirect the database elsewhere.
     public init(path: String, create: Bool) throws {
+        // Every file goes through the sync-counting VFS (a pass-through that only counts; if it
+        // could not be registered SQLite's own default is used and the counters stay at zero).
+        StorageSyncs.install()
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW
         if create { flags |= SQLITE_OPEN_CREATE }
         var opened: OpaquePointer?
