@@ -1,0 +1,276 @@
+// Keeps the store inside its budget while the agent runs, and makes room when a write meets a
+// full disk or the page cap (SQLITE_FULL).
+//
+// The bound is hard: the writer connection's max_page_count is the budget, so the file cannot
+// outgrow it between two maintenance rounds; a write that hits it gets SQLITE_FULL, the store
+// prunes one round and retries (`makeRoom`). Freed pages go to SQLite's freelist and are
+// reused by the next inserts, so a database that reached its budget stops growing without a
+// VACUUM. Databases created by this code use auto_vacuum=INCREMENTAL, so a budget lowered
+// later is also given back to the file system, a few hundred pages per round.
+//
+// Security-critical writes (keychain rows, the identity, access decisions, tamper findings)
+// may go beyond both limits once the rest has been tried: the page cap is lifted by the
+// reserve's size and the ballast file is deleted to give the disk that room.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+
+final class StoreSpace: Sendable {
+    let budget: StoreBudget
+    let reserve: StoreReserve
+    /// Age pruning scans the oldest rows; once every ten minutes is plenty for day-long ages.
+    static let ageCheckIntervalMillis: UInt64 = 600_000
+
+    private struct State {
+        var cursors: [PruneSlice: Int64] = [:]
+        var diskFull = false
+        var lastReportMillis: UInt64?
+        var lastAgeCheckMillis: UInt64?
+        /// Notices raised inside a write (makeRoom), handed out by the next `maintain`.
+        var pending: [StoreNotice] = []
+    }
+    private let state = Mutex(State())
+
+    init(budget: StoreBudget, directory: StateDirectory) {
+        self.budget = budget
+        reserve = StoreReserve(directory: directory.path, bytes: budget.reserveBytes)
+    }
+
+    var diskFull: Bool { state.withLock { $0.diskFull } }
+
+    // MARK: Start-up
+
+    /// Before SQLite opens the file: on a full disk, release the reserve so that opening,
+    /// migrating and the first writes have room; otherwise put the reserve in place.
+    func prepareForStart() -> [StoreNotice] {
+        guard let free = StoreReserve.freeBytes(in: reserve.directory) else { return [] }
+        if free < budget.lowSpaceBytes {
+            state.withLock { $0.diskFull = true }
+            var notices = [StoreNotice.diskFull(freeBytes: free)]
+            if reserve.release() {
+                notices.append(.reserveReleased(bytes: reserve.bytes, freeBytes: free, why: "at start-up"))
+            }
+            return notices
+        }
+        return createReserveIfRoom(free: free)
+    }
+
+    /// The connection settings the budget needs: WAL size and the page cap.
+    func configure(_ database: Database) throws {
+        let pageSize = try usage(database).pageSize
+        let walBytes = budget.walLimitBytes(pageSize: pageSize)
+        try database.withoutTransaction { connection in
+            try connection.execute("PRAGMA journal_size_limit = \(walBytes)")
+            try connection.execute("PRAGMA wal_autocheckpoint = \(walBytes / pageSize)")
+        }
+        try applyCap(database)
+    }
+
+    // MARK: Maintenance (the agent's housekeeping tick)
+
+    /// One bounded round: disk space, the reserve, size and age pruning, vacuum.
+    func maintain(_ store: CarStore, now: EventTime, nowMillis: UInt64) -> [StoreNotice] {
+        var notices = state.withLock { state in
+            defer { state.pending.removeAll() }
+            return state.pending
+        }
+        if let free = StoreReserve.freeBytes(in: reserve.directory) {
+            let (wasFull, entering) = state.withLock { state -> (Bool, Bool) in
+                let was = state.diskFull
+                if !was && free < budget.lowSpaceBytes { state.diskFull = true }
+                if was && free >= budget.lowSpaceBytes + budget.reserveBytes { state.diskFull = false }
+                return (was, state.diskFull && !was)
+            }
+            if entering {
+                notices.append(.diskFull(freeBytes: free))
+                try? store.maintenanceWrite { transaction in
+                    try transaction.appendEvent(store.storageEvent(action: StoreNotice.diskFullAction,
+                                                                   detail: [("freeBytes", String(free))], result: "detected"))
+                }
+            } else if wasFull && !diskFull {
+                notices.append(.diskSpaceBack(freeBytes: free))
+            }
+            if !diskFull { notices += createReserveIfRoom(free: free) }
+        }
+        do {
+            try applyCap(store.database)
+            let usage = try self.usage(store.database)
+            let limit = diskFull ? min(budget.maxDatabaseBytes, usage.fileBytes) : budget.maxDatabaseBytes
+            if usage.usedBytes > limit / 10 * 9 {
+                notices += try prune(store, reason: diskFull ? "disk full" : "size", target: limit / 10 * 8,
+                                     batches: budget.maxBatchesPerRound, nowMillis: nowMillis)
+            }
+            if now.trusted, state.withLock({ $0.lastAgeCheckMillis.map { nowMillis >= $0 + Self.ageCheckIntervalMillis } ?? true }) {
+                state.withLock { $0.lastAgeCheckMillis = nowMillis }
+                notices += try pruneByAge(store, now: now.seconds, nowMillis: nowMillis)
+            }
+            if !diskFull, let pages = try vacuumIfOverBudget(store.database) { notices.append(.vacuumed(pages: pages)) }
+        } catch {
+            // A failed round changes nothing; the next tick tries again.
+        }
+        return notices
+    }
+
+    // MARK: SQLITE_FULL
+
+    /// Called when a write failed with SQLITE_FULL; true when something was done that makes a
+    /// retry worthwhile. Step 0 (any write): checkpoint and prune one round inside the file.
+    /// Step 1 (security-critical writes only): release the reserve and lift the page cap.
+    func makeRoom(_ store: CarStore, step: Int, critical: Bool) -> Bool {
+        switch step {
+        case 0:
+            _ = try? store.database.withoutTransaction { try $0.execute("PRAGMA wal_checkpoint(PASSIVE)") }
+            let notices = (try? prune(store, reason: "full", target: nil, batches: 1, nowMillis: monotonicNow())) ?? []
+            state.withLock { $0.pending += notices }
+            return true
+        case 1 where critical:
+            var done = false
+            let free = StoreReserve.freeBytes(in: reserve.directory)
+            if reserve.release() {
+                state.withLock {
+                    $0.diskFull = true
+                    $0.pending.append(.reserveReleased(bytes: reserve.bytes, freeBytes: free, why: "a security write needed room"))
+                }
+                done = true
+            }
+            if let lifted = try? applyCap(store.database, extraBytes: max(reserve.bytes, 1 << 20)), lifted { done = true }
+            return done
+        default:
+            return false
+        }
+    }
+
+    // MARK: Pruning
+
+    /// Deletes batches in `PruneSlice.sizeOrder` until in-use bytes are at most `target` (nil:
+    /// one batch's worth is enough) or `batches` transactions have run.
+    private func prune(_ store: CarStore, reason: String, target: Int64?, batches: Int, nowMillis: UInt64) throws -> [StoreNotice] {
+        var notices = [StoreNotice]()
+        var slices = PruneSlice.sizeOrder[...]
+        var remaining = batches
+        while remaining > 0, let slice = slices.first {
+            remaining -= 1
+            let (batch, notice) = try pruneOne(store, slice, olderThan: nil, reason: reason, nowMillis: nowMillis)
+            notices += notice.map { [$0] } ?? []
+            if batch.exhausted { slices = slices.dropFirst() }
+            if let target {
+                if try usage(store.database).usedBytes <= target { break }
+            } else if batch.deleted > 0 {
+                break
+            }
+        }
+        return notices
+    }
+
+    private func pruneByAge(_ store: CarStore, now: Int64, nowMillis: UInt64) throws -> [StoreNotice] {
+        var notices = [StoreNotice]()
+        var remaining = budget.maxBatchesPerRound
+        for retention in EventRetention.allCases {
+            let age = retention == .critical ? budget.maxCriticalEventAgeSeconds : budget.maxEventAgeSeconds
+            for unpublished in [false, true] {
+                while remaining > 0 {
+                    remaining -= 1
+                    let (batch, notice) = try pruneOne(store, PruneSlice(retention: retention, unpublished: unpublished),
+                                                       olderThan: now - age, reason: "age", nowMillis: nowMillis)
+                    notices += notice.map { [$0] } ?? []
+                    if batch.exhausted { break }
+                }
+            }
+        }
+        return notices
+    }
+
+    /// One batch in its own transaction; the first batch after a quiet report interval also
+    /// writes the "prune events" event, in the same transaction.
+    private func pruneOne(_ store: CarStore, _ slice: PruneSlice, olderThan: Int64?, reason: String,
+                          nowMillis: UInt64) throws -> (EventPruner.Batch, StoreNotice?) {
+        let cursor = state.withLock { $0.cursors[slice] ?? 0 }
+        let due = state.withLock { $0.lastReportMillis.map { nowMillis >= $0 + budget.reportIntervalMillis } ?? true }
+        let usedBefore = try usage(store.database).usedBytes
+        let (batch, notice) = try store.maintenanceWrite { transaction -> (EventPruner.Batch, StoreNotice?) in
+            let connection = transaction.connection
+            let batch = try EventPruner.pruneBatch(slice, after: cursor, olderThan: olderThan, limit: budget.pruneBatchRows,
+                                                   connection: connection)
+            guard batch.deleted > 0, due else { return (batch, nil) }
+            let totals = try EventPruner.totals(connection)
+            try transaction.appendEvent(store.storageEvent(action: StoreNotice.pruneAction, detail: [
+                ("reason", reason), ("usedBytes", String(usedBefore)), ("budgetBytes", String(budget.maxDatabaseBytes)),
+                ("firstClass", slice.retention.description), ("unpublished", slice.unpublished ? "yes" : "no"),
+            ], totalsJSON: totals.json, result: "started"))
+            return (batch, .pruningStarted(reason: reason, usedBytes: usedBefore, budgetBytes: budget.maxDatabaseBytes, totals: totals))
+        }
+        state.withLock { state in
+            state.cursors[slice] = max(state.cursors[slice] ?? 0, batch.cursor)
+            if notice != nil { state.lastReportMillis = nowMillis }
+        }
+        return (batch, notice)
+    }
+
+    // MARK: Pages
+
+    struct Usage {
+        let pageSize: Int64
+        let pageCount: Int64
+        let freePages: Int64
+        var fileBytes: Int64 { pageCount * pageSize }
+        var usedBytes: Int64 { (pageCount - freePages) * pageSize }
+    }
+
+    func usage(_ database: Database) throws -> Usage {
+        try database.withoutTransaction { connection in
+            func pragma(_ name: String) throws -> Int64 {
+                guard case .integer(let value)? = try connection.scalar("PRAGMA \(name)") else { return 0 }
+                return value
+            }
+            return Usage(pageSize: max(512, try pragma("page_size")), pageCount: try pragma("page_count"),
+                         freePages: try pragma("freelist_count"))
+        }
+    }
+
+    /// Sets the writer's page cap: the budget, or no growth at all while the disk is full,
+    /// plus `extraBytes` for a security write. SQLite never sets it below the current page
+    /// count. Returns whether the cap went up.
+    @discardableResult
+    private func applyCap(_ database: Database, extraBytes: Int64 = 0) throws -> Bool {
+        let usage = try self.usage(database)
+        var pages = budget.maxDatabaseBytes / usage.pageSize
+        if diskFull { pages = min(pages, usage.pageCount) }
+        pages += extraBytes / usage.pageSize
+        return try database.withoutTransaction { connection in
+            let before = try connection.scalar("PRAGMA max_page_count")
+            try connection.execute("PRAGMA max_page_count = \(pages)")
+            guard case .integer(let old)? = before, case .integer(let new)? = try connection.scalar("PRAGMA max_page_count") else {
+                return false
+            }
+            return new > old
+        }
+    }
+
+    /// With auto_vacuum=INCREMENTAL, gives free pages beyond the budget back (bounded).
+    private func vacuumIfOverBudget(_ database: Database) throws -> Int64? {
+        let usage = try self.usage(database)
+        guard usage.freePages > 0, usage.fileBytes > budget.maxDatabaseBytes else { return nil }
+        return try database.withoutTransaction { connection -> Int64? in
+            guard try connection.scalar("PRAGMA auto_vacuum") == .integer(2) else { return nil }
+            let pages = min(usage.freePages, (usage.fileBytes - budget.maxDatabaseBytes) / usage.pageSize + 1, 256)
+            try connection.execute("PRAGMA incremental_vacuum(\(pages))")
+            return pages
+        }
+    }
+
+    private func createReserveIfRoom(free: Int64) -> [StoreNotice] {
+        guard budget.reserveBytes > 0, !reserve.isPresent else { return [] }
+        guard free >= budget.reserveBytes + budget.lowSpaceBytes else {
+            return []
+        }
+        do {
+            try reserve.create()
+            return [.reserveCreated(bytes: reserve.bytes)]
+        } catch {
+            return [.reserveNotCreated(bytes: reserve.bytes, reason: error.description)]
+        }
+    }
+}
