@@ -104,7 +104,10 @@ public final class CarStore: Sendable {
         while true {
             var critical = false
             do {
-                return try attempt(writing: writing, critical: &critical, body)
+                let result = try attempt(writing: writing, critical: &critical, body)
+                // The cap lifted for this write goes back at once: nothing else may use it.
+                if step > 1 { space?.restoreCap(database) }
+                return result
             } catch let error as SQLiteError where writing && error.primaryCode == SQLITE_FULL {
                 guard let space, space.makeRoom(self, step: step, critical: critical) else { throw error }
                 step += 1

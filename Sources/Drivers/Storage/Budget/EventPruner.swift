@@ -28,12 +28,14 @@ enum EventPruner {
     }
 
     /// Deletes up to `limit` events of `slice` with a sequence above `cursor`, oldest first.
-    /// `olderThan`: only events stamped before it; stops at the first younger one (the log is
-    /// appended in time order, so nothing after it is older in practice).
+    /// `olderThan`: only events stamped before it by a trusted clock, found by their time, not
+    /// by the cursor (a clock that jumped makes sequence and time order differ; an event whose
+    /// time was not trusted has no age and is only ever pruned for size).
     static func pruneBatch(_ slice: PruneSlice, after cursor: Int64, olderThan: Int64?, limit: Int,
                            connection: Connection) throws -> Batch {
         let published = try EventLog.publishedThrough(connection)
-        let lower = slice.unpublished ? max(cursor, published) : cursor
+        let start = olderThan == nil ? cursor : 0
+        let lower = slice.unpublished ? max(start, published) : start
         let upper = slice.unpublished ? Int64.max : published
         var batch = Batch(cursor: cursor)
         guard lower < upper else {
@@ -41,17 +43,16 @@ enum EventPruner {
             return batch
         }
         let rows = try connection.rows("""
-            SELECT seq, uuid, time_seconds FROM events
-            WHERE seq > ?1 AND seq <= ?2 AND \(EventRetention.sqlExpression) = ?3 ORDER BY seq LIMIT ?4
-            """, [.integer(lower), .integer(upper), .integer(slice.retention.rawValue), .integer(Int64(limit))])
+            SELECT seq, uuid FROM events
+            WHERE seq > ?1 AND seq <= ?2 AND \(EventRetention.sqlExpression) = ?3
+              AND (?5 IS NULL OR (time_trusted = 1 AND time_seconds < ?5))
+            ORDER BY seq LIMIT ?4
+            """, [.integer(lower), .integer(upper), .integer(slice.retention.rawValue), .integer(Int64(limit)),
+                  olderThan.map { .integer($0) } ?? .null])
         batch.exhausted = rows.count < limit
         if slice.unpublished { try connection.run("INSERT OR IGNORE INTO event_prune_permit (id) VALUES (1)") }
         for row in rows {
-            guard row.count == 3, case .integer(let seq) = row[0], case .integer(let time) = row[2] else { continue }
-            if let olderThan, time >= olderThan {
-                batch.exhausted = true
-                break
-            }
+            guard row.count == 2, case .integer(let seq) = row[0] else { continue }
             try connection.run("DELETE FROM events WHERE seq = ?1", [.integer(seq)])
             // Its copy waiting for the broker goes with it: no message for an event the car
             // no longer has (the cloud learns the count from the prune event instead).
@@ -59,7 +60,8 @@ enum EventPruner {
                 try connection.run("DELETE FROM outbox WHERE uuid = ?1", [.text(uuid)])
             }
             batch.deleted += 1
-            batch.cursor = seq
+            // By age, rows of the slice below this one may remain (younger ones): no cursor.
+            if olderThan == nil { batch.cursor = seq }
         }
         if slice.unpublished { try connection.run("DELETE FROM event_prune_permit") }
         if batch.deleted > 0 {

@@ -118,43 +118,57 @@ final class StoreSpace: Sendable {
 
     /// Called when a write failed with SQLITE_FULL; true when something was done that makes a
     /// retry worthwhile. Step 0 (any write): checkpoint and prune one round inside the file.
-    /// Step 1 (security-critical writes only): release the reserve and lift the page cap.
+    /// Step 1 (security-critical writes only): lift the page cap by the reserve's size, and
+    /// release the ballast if the disk is full. Step 2: release the ballast whatever statvfs says.
     func makeRoom(_ store: CarStore, step: Int, critical: Bool) -> Bool {
         switch step {
         case 0:
             _ = try? store.database.withoutTransaction { try $0.execute("PRAGMA wal_checkpoint(PASSIVE)") }
-            let notices = (try? prune(store, reason: "full", target: nil, batches: 1, nowMillis: monotonicNow())) ?? []
+            // Never at the expense of an unpublished critical event, unless for another one.
+            let slices = critical ? PruneSlice.sizeOrder : PruneSlice.sizeOrder.filter { !($0.unpublished && $0.retention == .critical) }
+            let notices = (try? prune(store, reason: "full", target: nil, batches: 1, nowMillis: monotonicNow(), slices: slices)) ?? []
             state.withLock { $0.pending += notices }
             return true
         case 1 where critical:
-            var done = false
+            // The budget's share of the reserve: the cap goes up by the reserve's size, once.
+            let lifted = (try? applyCap(store.database, extraBytes: max(reserve.bytes, 1 << 20))) ?? false
+            // The disk's share: only when the disk is what is full.
             let free = StoreReserve.freeBytes(in: reserve.directory)
-            if reserve.release() {
-                state.withLock {
-                    $0.diskFull = true
-                    $0.pending.append(.reserveReleased(bytes: reserve.bytes, freeBytes: free, why: "a security write needed room"))
-                }
-                done = true
-            }
-            if let lifted = try? applyCap(store.database, extraBytes: max(reserve.bytes, 1 << 20)), lifted { done = true }
-            return done
+            let released = (free ?? 0) < budget.lowSpaceBytes && releaseReserve(freeBytes: free)
+            return lifted || released
+        case 2 where critical:
+            return releaseReserve(freeBytes: StoreReserve.freeBytes(in: reserve.directory))
         default:
             return false
         }
     }
 
+    private func releaseReserve(freeBytes: Int64?) -> Bool {
+        guard reserve.release() else { return false }
+        state.withLock {
+            $0.diskFull = true
+            $0.pending.append(.reserveReleased(bytes: reserve.bytes, freeBytes: freeBytes, why: "a security write needed room"))
+        }
+        return true
+    }
+
+    /// Puts the normal cap back after a security write was allowed past it.
+    func restoreCap(_ database: Database) { _ = try? applyCap(database) }
+
     // MARK: Pruning
 
     /// Deletes batches in `PruneSlice.sizeOrder` until in-use bytes are at most `target` (nil:
     /// one batch's worth is enough) or `batches` transactions have run.
-    private func prune(_ store: CarStore, reason: String, target: Int64?, batches: Int, nowMillis: UInt64) throws -> [StoreNotice] {
+    func prune(_ store: CarStore, reason: String, target: Int64?, batches: Int, nowMillis: UInt64,
+               slices order: [PruneSlice] = PruneSlice.sizeOrder) throws -> [StoreNotice] {
         var notices = [StoreNotice]()
-        var slices = PruneSlice.sizeOrder[...]
+        var slices = order[...]
         var remaining = batches
         while remaining > 0, let slice = slices.first {
-            remaining -= 1
             let (batch, notice) = try pruneOne(store, slice, olderThan: nil, reason: reason, nowMillis: nowMillis)
             notices += notice.map { [$0] } ?? []
+            // A slice found empty cost one indexed look-up, not a batch.
+            if batch.deleted > 0 || !batch.exhausted { remaining -= 1 }
             if batch.exhausted { slices = slices.dropFirst() }
             if let target {
                 if try usage(store.database).usedBytes <= target { break }
@@ -172,10 +186,10 @@ final class StoreSpace: Sendable {
             let age = retention == .critical ? budget.maxCriticalEventAgeSeconds : budget.maxEventAgeSeconds
             for unpublished in [false, true] {
                 while remaining > 0 {
-                    remaining -= 1
                     let (batch, notice) = try pruneOne(store, PruneSlice(retention: retention, unpublished: unpublished),
                                                        olderThan: now - age, reason: "age", nowMillis: nowMillis)
                     notices += notice.map { [$0] } ?? []
+                    if batch.deleted > 0 || !batch.exhausted { remaining -= 1 }
                     if batch.exhausted { break }
                 }
             }
