@@ -3,6 +3,7 @@
 import XCTest
 @testable import Drivers
 import Protocol
+import TestHarness
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -198,4 +199,62 @@ final class StorageBudgetTests: StorageTestCase {
 /// `access(2)` without Foundation.
 enum FileManagerless {
     static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+}
+
+/// The reserve on a genuinely full disk: a tmpfs the test mounts and fills.
+final class StorageFullDiskTests: XCTestCase {
+    private var disk: SmallDisk?
+
+    override func tearDown() {
+        disk?.remove()
+        disk = nil
+    }
+
+    private func event(_ action: String) -> NewEvent {
+        NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_700_000_000, trusted: true), actor: "0a1b2c",
+                 action: action, result: "allowed")
+    }
+
+    func testOnAFullDiskTheReserveIsReleasedForSecurityWritesAndStartUpStillWorks() throws {
+        if let reason = SmallDisk.unavailableReason { throw XCTSkip(reason) }
+        let disk = try SmallDisk(megabytes: 4)
+        self.disk = disk
+        let stateDir = disk.path + "/state"
+        let budget = StoreBudget(maxDatabaseBytes: 1 << 20, reserveBytes: 1 << 20)
+        let clock: CarStore.EventClock = { EventTime(seconds: 1_700_000_000, trusted: true) }
+        var store: CarStore? = try CarStore.open(stateDirectory: stateDir, clock: clock, budget: budget)
+        XCTAssertTrue(FileManagerless.exists(stateDir + "/reserve"))
+        for _ in 0..<50 { try store?.appendEvent(event("status")) }
+        disk.fill()
+        XCTAssertLessThan(disk.freeBytes, 64 << 10, "the disk is full")
+
+        // Revocations need new pages: once the WAL's own room is used, from the released reserve.
+        for index in 0..<30 {
+            try store?.write { transaction in
+                try transaction.put(Bytes(repeating: 1, count: 20_000), kind: .revocation, id: Bytes(repeating: UInt8(index), count: 8))
+                try transaction.appendEvent(NewEvent(kind: .revocation, time: EventTime(seconds: 1_700_000_000, trusted: true),
+                                                     actor: "0a1b2c", action: "revoke", result: "revoked"))
+            }
+        }
+        XCTAssertFalse(FileManagerless.exists(stateDir + "/reserve"), "released for it")
+        let notices = store?.maintainBudget(now: EventTime(seconds: 1_700_000_000, trusted: true), nowMillis: 1) ?? []
+        XCTAssertTrue(notices.contains { if case .reserveReleased = $0 { return true } else { return false } }, "\(notices)")
+        XCTAssertTrue(try store?.spaceStatus().diskFull == true)
+        store = nil
+
+        // Restart on the full disk: it opens, the revocation is there, and access decisions commit.
+        disk.fill()
+        let reopened = try CarStore.open(stateDirectory: stateDir, clock: clock, budget: budget)
+        XCTAssertTrue(reopened.startNotices.contains { if case .diskFull = $0 { return true } else { return false } },
+                      "\(reopened.startNotices)")
+        XCTAssertEqual(try reopened.list(kind: .revocation).records.count, 30)
+        for _ in 0..<20 { try reopened.appendEvent(event("unlock")) }
+        XCTAssertEqual(try reopened.events(limit: 10_000).filter { $0.event.action == "unlock" }.count, 20)
+
+        // Space comes back: the reserve is allocated again and the disk is no longer full.
+        disk.release(bytes: 3 << 20)
+        let back = reopened.maintainBudget(now: EventTime(seconds: 1_700_000_000, trusted: true), nowMillis: 2)
+        XCTAssertTrue(back.contains(.reserveCreated(bytes: 1 << 20)), "\(back)")
+        XCTAssertTrue(FileManagerless.exists(stateDir + "/reserve"))
+    }
 }

@@ -49,8 +49,8 @@ public struct StoreBudget: Sendable, Equatable {
     /// Below this much free space on the file system the disk counts as full: the reserve is
     /// released and the database file stops growing.
     var lowSpaceBytes: Int64 { max(reserveBytes, 1 << 20) }
-    /// The WAL is checkpointed (and truncated back) before it outgrows half the reserve, so a
-    /// WAL recreated on a full disk always fits in the released reserve.
+    /// The WAL is checkpointed before it outgrows half the reserve, so a WAL that must be
+    /// created on a full disk (a lost or first-run WAL) fits in the released reserve.
     func walLimitBytes(pageSize: Int64) -> Int64 {
         let half = reserveBytes > 0 ? reserveBytes / 2 : 4 << 20
         return min(max(half, 64 * pageSize), 1000 * pageSize)

@@ -58,14 +58,17 @@ final class StoreSpace: Sendable {
         return createReserveIfRoom(free: free)
     }
 
-    /// The connection settings the budget needs: WAL size and the page cap.
+    /// The connection settings the budget needs: a WAL kept small by checkpoints and kept
+    /// (with its index) from one run to the next, and the page cap. The WAL file is not
+    /// truncated (no journal_size_limit): its allocated size is room a restart on a full
+    /// disk reuses, since frames are rewritten from its start after each checkpoint.
     func configure(_ database: Database) throws {
         let pageSize = try usage(database).pageSize
         let walBytes = budget.walLimitBytes(pageSize: pageSize)
         try database.withoutTransaction { connection in
-            try connection.execute("PRAGMA journal_size_limit = \(walBytes)")
             try connection.execute("PRAGMA wal_autocheckpoint = \(walBytes / pageSize)")
         }
+        database.keepWALBetweenRuns()
         try applyCap(database)
     }
 
