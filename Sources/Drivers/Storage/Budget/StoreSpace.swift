@@ -89,7 +89,8 @@ final class StoreSpace: Sendable {
             }
             if entering {
                 notices.append(.diskFull(freeBytes: free))
-                try? store.maintenanceWrite { transaction in
+                // Through the store's own write path: the record of a full disk is worth the reserve.
+                try? store.write { transaction in
                     try transaction.appendEvent(store.storageEvent(action: StoreNotice.diskFullAction,
                                                                    detail: [("freeBytes", String(free))], result: "detected"))
                 }
