@@ -258,3 +258,29 @@ final class StorageFullDiskTests: XCTestCase {
         XCTAssertTrue(FileManagerless.exists(stateDir + "/reserve"))
     }
 }
+
+/// With the cloud link routing events: an unpublished event pruned takes its outbox row with
+/// it, and the acknowledgements of the others still move the published cursor.
+final class StorageBudgetOutboxTests: StorageTestCase {
+    func testAPrunedUnpublishedEventLeavesNoOrphanMessageAndTheCursorStillAdvances() throws {
+        let store = try CarStore.open(stateDirectory: stateDir, clock: { EventTime(seconds: 1_700_000_000, trusted: true) },
+                                      budget: StoreBudget(reserveBytes: 0, pruneBatchRows: 2))
+        try store.routeEvents(EventRouterFunction { event in
+            OutboxEntry(topic: "vehicles/V/events", payload: Bytes("{\"seq\":\(event.seq)}".utf8), qos: 1,
+                        priority: .event, sequence: event.seq, uuid: event.uuid)
+        })
+        for action in ["session", "session", "unlock", "status"] {
+            try store.appendEvent(NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_700_000_000, trusted: true),
+                                           actor: "0a1b2c", action: action, result: "ok"))
+        }
+        _ = try XCTUnwrap(store.space).prune(store, reason: "test", target: nil, batches: 1, nowMillis: 1)
+        // seq 1 and 2 (noise) are gone with their messages; 5 is the prune event itself.
+        XCTAssertEqual(try store.events().map(\.seq), [3, 4, 5])
+        let outbox = SQLiteOutbox(store: store)
+        let pending = try outbox.pending(afterID: 0, limit: 10)
+        XCTAssertEqual(pending.map(\.sequence), [3, 4, 5], "no message for an event the car no longer has")
+        for message in pending { try outbox.acknowledge(id: message.id) }
+        try outbox.flushAcknowledgements()
+        XCTAssertEqual(try store.read { try $0.eventsPublishedThrough() }, 5)
+    }
+}
