@@ -95,12 +95,21 @@ final class StoreBudgetAgentTests: XCTestCase {
     }
 
     func testAStatusLoopByALockOnlyShareKeepsTheDatabaseWithinItsBudget() throws {
-        car = AgentHarness()
+        // On a roomy tmpfs when possible: the bound is what is tested here, and 8,000 synced
+        // commits on a disk shared with parallel builds take a minute.
+        if SmallDisk.unavailableReason == nil {
+            let disk = try SmallDisk(megabytes: 64)
+            self.disk = disk
+            car = AgentHarness(stateDirectory: disk.path + "/state")
+        } else {
+            car = AgentHarness()
+        }
         let budget: Int64 = 1 << 20
         try car.start(clockSync: "yes", ["--store-max-mib", "1", "--store-reserve-mib", "1"])
         owner = try car.enrollOwner()
         let share = try lockOnlyShare()
-        let commands = 12_000
+        // About 190 bytes of database per status event: 8,000 is 1.5 MiB unbounded.
+        let commands = 8_000
         XCTAssertEqual(try statusFlood(share.key, share: share.certificate, commands: commands), commands)
         XCTAssertTrue(eventually { fileBytes(car.stateDir + "/carkey.db") > 0 })
         // Each status answer is one event; the file holds a fraction of them and stays bounded.
@@ -115,7 +124,7 @@ final class StoreBudgetAgentTests: XCTestCase {
         let status = try CarStore.open(stateDirectory: car.stateDir).spaceStatus()
         print("store-budget: \(commands) status commands, last event seq \(events.last?.seq ?? 0), carkey.db \(database >> 10) KiB, "
               + "WAL \(wal >> 10) KiB (budget \(budget >> 10) KiB), \(events.count) events kept, pruned \(status.pruned)")
-        XCTAssertGreaterThan(status.pruned.noise, 5_000, "the flood was pruned as noise")
+        XCTAssertGreaterThan(status.pruned.noise, 2_000, "the flood was pruned as noise")
         XCTAssertEqual(status.pruned.critical, 0, "no access decision or keychain event was pruned")
         let kinds = Set(events.map { "\($0.event.kind) \($0.event.action) \($0.event.result)" })
         XCTAssertTrue(kinds.contains("enrollment enroll owner enrolled"), "\(kinds)")

@@ -88,6 +88,8 @@ public final class CarStore: Sendable {
 
     /// Runs `body` in one write transaction: everything it does commits together or not at all.
     /// Tampered records met inside are reported as events afterwards, even if `body` throws.
+    /// After SQLITE_FULL the store makes room and runs `body` again (a rolled-back attempt
+    /// changed nothing), so `body` must only act through the transaction.
     public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try run(writing: true, body)
     }

@@ -20,7 +20,7 @@ extension CarStore {
     }
 
     public func spaceStatus() throws -> StoreSpaceStatus {
-        let usage = try (space ?? StoreSpace(budget: StoreBudget(), directory: stateDirectory)).usage(database)
+        let usage = try StoreSpace.usage(database)
         let pruned = try read { try EventPruner.totals($0.connection) }
         return StoreSpaceStatus(fileBytes: usage.fileBytes, usedBytes: usage.usedBytes, budgetBytes: space?.budget.maxDatabaseBytes,
                                 freeDiskBytes: StoreReserve.freeBytes(in: stateDirectory.path), diskFull: space?.diskFull ?? false,

@@ -31,6 +31,8 @@ final class StoreSpace: Sendable {
         var lastAgeCheckMillis: UInt64?
         /// Notices raised inside a write (makeRoom), handed out by the next `maintain`.
         var pending: [StoreNotice] = []
+        /// The page cap last asked for, so an unchanged one costs no PRAGMA each tick.
+        var requestedCap: Int64?
     }
     private let state = Mutex(State())
 
@@ -229,6 +231,8 @@ final class StoreSpace: Sendable {
 
     // MARK: Pages
 
+    func usage(_ database: Database) throws -> Usage { try Self.usage(database) }
+
     struct Usage {
         let pageSize: Int64
         let pageCount: Int64
@@ -237,7 +241,7 @@ final class StoreSpace: Sendable {
         var usedBytes: Int64 { (pageCount - freePages) * pageSize }
     }
 
-    func usage(_ database: Database) throws -> Usage {
+    static func usage(_ database: Database) throws -> Usage {
         try database.withoutTransaction { connection in
             func pragma(_ name: String) throws -> Int64 {
                 guard case .integer(let value)? = try connection.scalar("PRAGMA \(name)") else { return 0 }
@@ -257,6 +261,11 @@ final class StoreSpace: Sendable {
         var pages = budget.maxDatabaseBytes / usage.pageSize
         if diskFull { pages = min(pages, usage.pageCount) }
         pages += extraBytes / usage.pageSize
+        let unchanged = state.withLock { state in
+            defer { state.requestedCap = pages }
+            return state.requestedCap == pages
+        }
+        if unchanged { return false }
         return try database.withoutTransaction { connection in
             let before = try connection.scalar("PRAGMA max_page_count")
             try connection.execute("PRAGMA max_page_count = \(pages)")
