@@ -48,6 +48,9 @@ public final class CarStore: Sendable {
         let startNotices = space?.prepareForStart() ?? []
         try directory.setUpNewDatabaseFile()
         let database = try Database(path: directory.databasePath, create: false)
+        // Every process, tools too: the last one to close must not delete the WAL and its index,
+        // whose room a later start on a full disk needs (StoreSpace).
+        database.keepWALBetweenRuns()
         try space?.configure(database)
         try database.migrate(to: StoreSchema.schema)
         // SQLite has now created the WAL and SHM files: check them too.

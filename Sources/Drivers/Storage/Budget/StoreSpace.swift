@@ -27,6 +27,9 @@ final class StoreSpace: Sendable {
     private struct State {
         var cursors: [PruneSlice: Int64] = [:]
         var diskFull = false
+        /// The "disk full" event of the current episode is in the log (also for a start-up on
+        /// a full disk, noticed before the store could write anything).
+        var diskFullRecorded = false
         var lastReportMillis: UInt64?
         var lastAgeCheckMillis: UInt64?
         /// Notices raised inside a write (makeRoom), handed out by the next `maintain`.
@@ -70,7 +73,6 @@ final class StoreSpace: Sendable {
         try database.withoutTransaction { connection in
             try connection.execute("PRAGMA wal_autocheckpoint = \(walBytes / pageSize)")
         }
-        database.keepWALBetweenRuns()
         try applyCap(database)
     }
 
@@ -83,22 +85,23 @@ final class StoreSpace: Sendable {
             return state.pending
         }
         if let free = StoreReserve.freeBytes(in: reserve.directory) {
-            let (wasFull, entering) = state.withLock { state -> (Bool, Bool) in
+            let (wasFull, entering, record) = state.withLock { state -> (Bool, Bool, Bool) in
                 let was = state.diskFull
                 if !was && free < budget.lowSpaceBytes { state.diskFull = true }
                 if was && free >= budget.lowSpaceBytes + budget.reserveBytes { state.diskFull = false }
-                return (was, state.diskFull && !was)
+                if !state.diskFull { state.diskFullRecorded = false }
+                return (was, state.diskFull && !was, state.diskFull && !state.diskFullRecorded)
             }
-            if entering {
-                notices.append(.diskFull(freeBytes: free))
+            if entering { notices.append(.diskFull(freeBytes: free)) }
+            if record {
                 // Through the store's own write path: the record of a full disk is worth the reserve.
-                try? store.write { transaction in
+                let written: ()? = try? store.write { transaction in
                     try transaction.appendEvent(store.storageEvent(action: StoreNotice.diskFullAction,
                                                                    detail: [("freeBytes", String(free))], result: "detected"))
                 }
-            } else if wasFull && !diskFull {
-                notices.append(.diskSpaceBack(freeBytes: free))
+                if written != nil { state.withLock { $0.diskFullRecorded = true } }
             }
+            if wasFull && !diskFull { notices.append(.diskSpaceBack(freeBytes: free)) }
             if !diskFull { notices += createReserveIfRoom(free: free) }
         }
         do {
