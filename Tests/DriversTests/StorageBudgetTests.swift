@@ -190,14 +190,55 @@ final class StorageBudgetTests: StorageTestCase {
         XCTAssertThrowsError(try store.appendEvent(large), "and noise still does not get in")
     }
 
-    func testAnExistingDatabaseKeepsItsVacuumModeAndOpensWithABudget() throws {
-        try openStore().appendEvent(event(.accessDecision, "unlock"))
-        try rawSQL("SELECT 1")
-        let database = try Database(path: layout.databasePath, create: false)
-        XCTAssertEqual(try database.read { try $0.scalar("PRAGMA auto_vacuum") }, .integer(2))
-        let store = try openStore(budget: StoreBudget(reserveBytes: 0))
-        XCTAssertEqual(try store.events().count, 1)
-        XCTAssertEqual(try store.spaceStatus().budgetBytes, StoreBudget.defaultMaxDatabaseBytes)
+    func testAVersion2DatabaseWithoutAutoVacuumUpgradesAndStopsGrowingByReusingPages() throws {
+        // The file as the previous release made it: WAL set first (so auto_vacuum stayed off),
+        // schema version 2, events already in the log.
+        _ = try layout.prepare()
+        let old = try Database(path: layout.databasePath, create: false)
+        try old.migrate(to: Schema(applicationID: StoreSchema.applicationID, migrations: Array(StoreSchema.schema.migrations.prefix(2))))
+        try old.transaction { connection in
+            for _ in 0..<50 { _ = try EventLog.append(self.event(.accessDecision, "unlock"), connection: connection, random: SystemRandom()) }
+        }
+        XCTAssertEqual(try old.read { try $0.scalar("PRAGMA auto_vacuum") }, .integer(0))
+
+        let budget = StoreBudget(maxDatabaseBytes: 512 << 10, reserveBytes: 0)
+        let store = try openStore(budget: budget)
+        XCTAssertEqual(try store.database.schemaVersion(), 3, "upgraded in place")
+        XCTAssertEqual(try store.events().count, 50, "nothing lost in the upgrade")
+        XCTAssertEqual(try rawScalar("PRAGMA auto_vacuum"), .integer(0), "the mode of an existing file is left alone")
+        var clock: UInt64 = 0
+        for _ in 0..<150 {
+            try store.write { transaction in
+                for _ in 0..<100 { try transaction.appendEvent(self.event(.accessDecision, "session")) }
+            }
+            clock += 1000
+            _ = store.maintainBudget(now: EventTime(seconds: now, trusted: true), nowMillis: clock)
+        }
+        XCTAssertLessThanOrEqual(try store.spaceStatus().fileBytes, budget.maxDatabaseBytes, "freed pages are reused")
+        XCTAssertEqual(try store.events().filter { $0.event.action == "unlock" }.count, 50, "the access decisions were kept")
+    }
+
+    func testALoweredBudgetIsGivenBackToTheFileSystem() throws {
+        var store: CarStore? = try openStore(budget: StoreBudget(maxDatabaseBytes: 2 << 20, reserveBytes: 0))
+        for _ in 0..<120 {
+            try store?.write { transaction in
+                for _ in 0..<100 { try transaction.appendEvent(self.event(.accessDecision, "status")) }
+            }
+        }
+        XCTAssertGreaterThan(try XCTUnwrap(store).spaceStatus().fileBytes, 1 << 20)
+        store = nil
+        let smaller = StoreBudget(maxDatabaseBytes: 512 << 10, reserveBytes: 0)
+        let reopened = try openStore(budget: smaller)
+        var vacuumed: Int64 = 0
+        for round in 1...20 {
+            for notice in reopened.maintainBudget(now: EventTime(seconds: now, trusted: true), nowMillis: UInt64(round) * 1000) {
+                if case .vacuumed(let pages) = notice { vacuumed += pages }
+            }
+        }
+        XCTAssertGreaterThan(vacuumed, 0)
+        XCTAssertLessThanOrEqual(try reopened.spaceStatus().fileBytes, smaller.maxDatabaseBytes)
+        try reopened.database.checkpoint()
+        XCTAssertLessThanOrEqual(fileBytes(layout.databasePath), smaller.maxDatabaseBytes, "the file itself shrank")
     }
 }
 
