@@ -20,39 +20,51 @@ struct PruneSlice: Hashable, Sendable {
 enum EventPruner {
     struct Batch {
         var deleted = 0
-        /// The last sequence number looked at and deleted: nothing of this slice is left at or
-        /// below it, so the next batch starts after it instead of rescanning the table.
+        /// Where the next batch of this slice starts. By size: nothing of the slice is left at
+        /// or below it. By age: what is left there is not age-prunable (its time was not
+        /// trusted). Either way the next batch does not rescan the table.
         var cursor: Int64
-        /// No more rows of this slice (or, by age, none old enough).
+        /// Nothing more to do in this slice now (no rows left, or by age none old enough).
         var exhausted = false
     }
 
-    /// Deletes up to `limit` events of `slice` with a sequence above `cursor`, oldest first.
-    /// `olderThan`: only events stamped before it by a trusted clock, found by their time, not
-    /// by the cursor (a clock that jumped makes sequence and time order differ; an event whose
-    /// time was not trusted has no age and is only ever pruned for size).
+    /// Sequence numbers one batch looks at, at most: the class is not indexed, so this is what
+    /// bounds the work of a batch when the slice's rows are rare (or gone).
+    static let window: Int64 = 4096
+
+    /// Deletes up to `limit` events of `slice` with a sequence above `cursor` (and within the
+    /// window after it), oldest first. `olderThan`: only events whose trusted time is before it,
+    /// stopping at the first trusted younger one (trusted time only moves forward, so nothing
+    /// after it is older); events whose time was not trusted have no age and are skipped.
     static func pruneBatch(_ slice: PruneSlice, after cursor: Int64, olderThan: Int64?, limit: Int,
                            connection: Connection) throws -> Batch {
         let published = try EventLog.publishedThrough(connection)
-        let start = olderThan == nil ? cursor : 0
-        let lower = slice.unpublished ? max(start, published) : start
-        let upper = slice.unpublished ? Int64.max : published
+        let lower = slice.unpublished ? max(cursor, published) : cursor
+        let upper = min(slice.unpublished ? try EventLog.lastSequence(connection) : published, lower + window)
         var batch = Batch(cursor: cursor)
         guard lower < upper else {
             batch.exhausted = true
             return batch
         }
         let rows = try connection.rows("""
-            SELECT seq, uuid FROM events
-            WHERE seq > ?1 AND seq <= ?2 AND \(EventRetention.sqlExpression) = ?3
-              AND (?5 IS NULL OR (time_trusted = 1 AND time_seconds < ?5))
-            ORDER BY seq LIMIT ?4
-            """, [.integer(lower), .integer(upper), .integer(slice.retention.rawValue), .integer(Int64(limit)),
-                  olderThan.map { .integer($0) } ?? .null])
-        batch.exhausted = rows.count < limit
+            SELECT seq, uuid, time_seconds, time_trusted FROM events
+            WHERE seq > ?1 AND seq <= ?2 AND \(EventRetention.sqlExpression) = ?3 ORDER BY seq LIMIT ?4
+            """, [.integer(lower), .integer(upper), .integer(slice.retention.rawValue), .integer(Int64(limit))])
         if slice.unpublished { try connection.run("INSERT OR IGNORE INTO event_prune_permit (id) VALUES (1)") }
+        var stopped = false
         for row in rows {
-            guard row.count == 2, case .integer(let seq) = row[0] else { continue }
+            guard row.count == 4, case .integer(let seq) = row[0], case .integer(let time) = row[2],
+                  case .integer(let trusted) = row[3] else { continue }
+            if let olderThan {
+                if trusted != 1 {
+                    batch.cursor = seq
+                    continue
+                }
+                if time >= olderThan {
+                    stopped = true
+                    break
+                }
+            }
             try connection.run("DELETE FROM events WHERE seq = ?1", [.integer(seq)])
             // Its copy waiting for the broker goes with it: no message for an event the car
             // no longer has (the cloud learns the count from the prune event instead).
@@ -60,10 +72,16 @@ enum EventPruner {
                 try connection.run("DELETE FROM outbox WHERE uuid = ?1", [.text(uuid)])
             }
             batch.deleted += 1
-            // By age, rows of the slice below this one may remain (younger ones): no cursor.
-            if olderThan == nil { batch.cursor = seq }
+            batch.cursor = seq
         }
         if slice.unpublished { try connection.run("DELETE FROM event_prune_permit") }
+        if !stopped && rows.count < limit {
+            // The window held no more rows of this slice: the next batch starts after it.
+            batch.cursor = max(batch.cursor, upper)
+            let end = slice.unpublished ? try EventLog.lastSequence(connection) : published
+            batch.exhausted = upper >= end
+        }
+        batch.exhausted = batch.exhausted || stopped
         if batch.deleted > 0 {
             try bump("pruned_\(slice.retention)", by: batch.deleted, connection)
             if slice.unpublished { try bump("pruned_unpublished", by: batch.deleted, connection) }

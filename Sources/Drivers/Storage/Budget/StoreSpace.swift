@@ -25,7 +25,9 @@ final class StoreSpace: Sendable {
     static let ageCheckIntervalMillis: UInt64 = 600_000
 
     private struct State {
+        /// Where the next batch of each slice starts, by size and by age (EventPruner.Batch).
         var cursors: [PruneSlice: Int64] = [:]
+        var ageCursors: [PruneSlice: Int64] = [:]
         var diskFull = false
         /// The "disk full" event of the current episode is in the log (also for a start-up on
         /// a full disk, noticed before the store could write anything).
@@ -166,70 +168,80 @@ final class StoreSpace: Sendable {
 
     // MARK: Pruning
 
-    /// Deletes batches in `PruneSlice.sizeOrder` until in-use bytes are at most `target` (nil:
-    /// one batch's worth is enough) or `batches` transactions have run.
+    /// Deletes batches in `order` (default `PruneSlice.sizeOrder`) until in-use bytes are at
+    /// most `target` (nil: one batch that deleted something is enough) or `batches` batches
+    /// ran. One transaction for the whole round, so one fsync however many batches.
     func prune(_ store: CarStore, reason: String, target: Int64?, batches: Int, nowMillis: UInt64,
                slices order: [PruneSlice] = PruneSlice.sizeOrder) throws -> [StoreNotice] {
-        var notices = [StoreNotice]()
-        var slices = order[...]
-        var remaining = batches
-        while remaining > 0, let slice = slices.first {
-            let (batch, notice) = try pruneOne(store, slice, olderThan: nil, reason: reason, nowMillis: nowMillis)
-            notices += notice.map { [$0] } ?? []
-            // A slice found empty cost one indexed look-up, not a batch.
-            if batch.deleted > 0 || !batch.exhausted { remaining -= 1 }
-            if batch.exhausted { slices = slices.dropFirst() }
-            if let target {
-                if try usage(store.database).usedBytes <= target { break }
-            } else if batch.deleted > 0 {
-                break
-            }
-        }
-        return notices
-    }
-
-    private func pruneByAge(_ store: CarStore, now: Int64, nowMillis: UInt64) throws -> [StoreNotice] {
-        var notices = [StoreNotice]()
-        var remaining = budget.maxBatchesPerRound
-        for retention in EventRetention.allCases {
-            let age = retention == .critical ? budget.maxCriticalEventAgeSeconds : budget.maxEventAgeSeconds
-            for unpublished in [false, true] {
-                while remaining > 0 {
-                    let (batch, notice) = try pruneOne(store, PruneSlice(retention: retention, unpublished: unpublished),
-                                                       olderThan: now - age, reason: "age", nowMillis: nowMillis)
-                    notices += notice.map { [$0] } ?? []
-                    if batch.deleted > 0 || !batch.exhausted { remaining -= 1 }
-                    if batch.exhausted { break }
+        try round(store, reason: reason, nowMillis: nowMillis) { connection, batch in
+            var slices = order[...]
+            var remaining = batches
+            while remaining > 0, let slice = slices.first {
+                let done = try batch(slice, nil)
+                // A slice found empty cost one short look-up, not a batch.
+                if done.deleted > 0 || !done.exhausted { remaining -= 1 }
+                if done.exhausted { slices = slices.dropFirst() }
+                if let target {
+                    if try Self.usage(connection).usedBytes <= target { break }
+                } else if done.deleted > 0 {
+                    break
                 }
             }
         }
-        return notices
     }
 
-    /// One batch in its own transaction; the first batch after a quiet report interval also
-    /// writes the "prune events" event, in the same transaction.
-    private func pruneOne(_ store: CarStore, _ slice: PruneSlice, olderThan: Int64?, reason: String,
-                          nowMillis: UInt64) throws -> (EventPruner.Batch, StoreNotice?) {
-        let cursor = state.withLock { $0.cursors[slice] ?? 0 }
-        let due = state.withLock { $0.lastReportMillis.map { nowMillis >= $0 + budget.reportIntervalMillis } ?? true }
+    private func pruneByAge(_ store: CarStore, now: Int64, nowMillis: UInt64) throws -> [StoreNotice] {
+        try round(store, reason: "age", nowMillis: nowMillis) { _, batch in
+            var remaining = budget.maxBatchesPerRound
+            for retention in EventRetention.allCases {
+                let age = retention == .critical ? budget.maxCriticalEventAgeSeconds : budget.maxEventAgeSeconds
+                for unpublished in [false, true] {
+                    while remaining > 0 {
+                        let done = try batch(PruneSlice(retention: retention, unpublished: unpublished), now - age)
+                        if done.deleted > 0 || !done.exhausted { remaining -= 1 }
+                        if done.exhausted { break }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `body` in one transaction with a batch function that prunes one slice (by size, or
+    /// by age when given a cut-off) from where the last batch of that slice stopped. The first
+    /// round that deletes anything after a quiet report interval also writes the "prune events"
+    /// event, in the same transaction. Cursors move only once the round has committed.
+    private func round(_ store: CarStore, reason: String, nowMillis: UInt64,
+                       _ body: (Connection, (PruneSlice, Int64?) throws -> EventPruner.Batch) throws -> Void) throws -> [StoreNotice] {
+        var (cursors, ageCursors, due) = state.withLock { state in
+            (state.cursors, state.ageCursors, state.lastReportMillis.map { nowMillis >= $0 + budget.reportIntervalMillis } ?? true)
+        }
         let usedBefore = try usage(store.database).usedBytes
-        let (batch, notice) = try store.maintenanceWrite { transaction -> (EventPruner.Batch, StoreNotice?) in
+        var first: PruneSlice?
+        let notice = try store.maintenanceWrite { transaction -> StoreNotice? in
             let connection = transaction.connection
-            let batch = try EventPruner.pruneBatch(slice, after: cursor, olderThan: olderThan, limit: budget.pruneBatchRows,
-                                                   connection: connection)
-            guard batch.deleted > 0, due else { return (batch, nil) }
+            try body(connection) { slice, olderThan in
+                let cursor = (olderThan == nil ? cursors[slice] : ageCursors[slice]) ?? 0
+                let batch = try EventPruner.pruneBatch(slice, after: cursor, olderThan: olderThan, limit: budget.pruneBatchRows,
+                                                       connection: connection)
+                if olderThan == nil { cursors[slice] = batch.cursor } else { ageCursors[slice] = batch.cursor }
+                if batch.deleted > 0 && first == nil { first = slice }
+                return batch
+            }
+            guard due, let first else { return nil }
             let totals = try EventPruner.totals(connection)
             try transaction.appendEvent(store.storageEvent(action: StoreNotice.pruneAction, detail: [
                 ("reason", reason), ("usedBytes", String(usedBefore)), ("budgetBytes", String(budget.maxDatabaseBytes)),
-                ("firstClass", slice.retention.description), ("unpublished", slice.unpublished ? "yes" : "no"),
+                ("firstClass", first.retention.description), ("unpublished", first.unpublished ? "yes" : "no"),
             ], totalsJSON: totals.json, result: "started"))
-            return (batch, .pruningStarted(reason: reason, usedBytes: usedBefore, budgetBytes: budget.maxDatabaseBytes, totals: totals))
+            return .pruningStarted(reason: reason, usedBytes: usedBefore, budgetBytes: budget.maxDatabaseBytes, totals: totals)
         }
+        due = notice != nil
         state.withLock { state in
-            state.cursors[slice] = max(state.cursors[slice] ?? 0, batch.cursor)
-            if notice != nil { state.lastReportMillis = nowMillis }
+            state.cursors.merge(cursors) { max($0, $1) }
+            state.ageCursors.merge(ageCursors) { max($0, $1) }
+            if due { state.lastReportMillis = nowMillis }
         }
-        return (batch, notice)
+        return notice.map { [$0] } ?? []
     }
 
     // MARK: Pages
@@ -245,14 +257,17 @@ final class StoreSpace: Sendable {
     }
 
     static func usage(_ database: Database) throws -> Usage {
-        try database.withoutTransaction { connection in
-            func pragma(_ name: String) throws -> Int64 {
-                guard case .integer(let value)? = try connection.scalar("PRAGMA \(name)") else { return 0 }
-                return value
-            }
-            return Usage(pageSize: max(512, try pragma("page_size")), pageCount: try pragma("page_count"),
-                         freePages: try pragma("freelist_count"))
+        try database.withoutTransaction { try usage($0) }
+    }
+
+    /// On a connection, also inside a write transaction (then with its changes).
+    static func usage(_ connection: Connection) throws -> Usage {
+        func pragma(_ name: String) throws -> Int64 {
+            guard case .integer(let value)? = try connection.scalar("PRAGMA \(name)") else { return 0 }
+            return value
         }
+        return Usage(pageSize: max(512, try pragma("page_size")), pageCount: try pragma("page_count"),
+                     freePages: try pragma("freelist_count"))
     }
 
     /// Sets the writer's page cap: the budget, or no growth at all while the disk is full,
