@@ -341,3 +341,25 @@ final class StorageBudgetOutboxTests: StorageTestCase {
         XCTAssertEqual(try store.read { try $0.eventsPublishedThrough() }, 5)
     }
 }
+
+/// A restarted agent knows no cursor: its first batch must start at the oldest event left,
+/// not walk windows over numbers pruned long ago.
+final class StorageBudgetRestartTests: StorageTestCase {
+    func testAfterARestartPruningStartsAtTheOldestEventLeft() throws {
+        let budget = StoreBudget(reserveBytes: 0, pruneBatchRows: 64)
+        let time = EventTime(seconds: 1_700_000_000, trusted: true)
+        let store = try CarStore.open(stateDirectory: stateDir, clock: { time }, budget: budget)
+        try store.write { transaction in
+            for _ in 0..<(Int(EventPruner.window) * 3) {
+                try transaction.appendEvent(NewEvent(kind: .accessDecision, time: time, action: "unlock", result: "ok"))
+            }
+            try transaction.appendEvent(NewEvent(kind: .accessDecision, time: time, action: "session", result: "closed"))
+        }
+        try store.markEventsPublished(through: EventPruner.window * 3 + 1)
+        XCTAssertEqual(try store.trimEvents(keepingLatest: 1), Int(EventPruner.window) * 3)
+        let reopened = try CarStore.open(stateDirectory: stateDir, clock: { time }, budget: budget)
+        _ = try XCTUnwrap(reopened.space).prune(reopened, reason: "test", target: nil, batches: 1, nowMillis: 1,
+                                                 slices: [PruneSlice(retention: .noise, unpublished: false)])
+        XCTAssertEqual(try reopened.events().filter { $0.event.action == "session" }, [], "found in the first batch")
+    }
+}

@@ -39,7 +39,10 @@ enum EventPruner {
     static func pruneBatch(_ slice: PruneSlice, after cursor: Int64, olderThan: Int64?, limit: Int,
                            connection: Connection) throws -> Batch {
         let published = try EventLog.publishedThrough(connection)
-        let lower = slice.unpublished ? max(cursor, published) : cursor
+        // Never a window over numbers pruned long ago (the cursor starts at 0 in each process).
+        var oldest: Int64 = 0
+        if case .integer(let seq)? = try connection.scalar("SELECT MIN(seq) FROM events") { oldest = seq - 1 }
+        let lower = max(slice.unpublished ? max(cursor, published) : cursor, oldest)
         let upper = min(slice.unpublished ? try EventLog.lastSequence(connection) : published, lower + window)
         var batch = Batch(cursor: cursor)
         guard lower < upper else {
