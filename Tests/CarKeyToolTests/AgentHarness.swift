@@ -15,13 +15,15 @@ final class AgentHarness {
     let folder: String
     private(set) var agent: BackgroundProcess?
 
-    var stateDir: String { folder + "/state" }
+    /// FOLDER/state unless the test put it elsewhere (a small disk).
+    let stateDir: String
     var socketPath: String { stateDir + "/ble.sock" }
     var controlPath: String { stateDir + "/control.sock" }
     var carKeyArgument: String { "@" + stateDir + "/car-identity.pub" }
 
-    init() {
+    init(stateDirectory: String? = nil) {
         folder = Subprocess.makeTemporaryDirectory()
+        stateDir = stateDirectory ?? folder + "/state"
     }
 
     deinit {

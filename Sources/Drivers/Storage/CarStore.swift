@@ -6,6 +6,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CSQLite
 import Protocol
 import Synchronization
 
@@ -24,19 +25,33 @@ public final class CarStore: Sendable {
     private let router = Mutex<(any EventRouter)?>(nil)
     /// Tamper findings already reported by this process (see `TamperFinding`).
     private let reported = Mutex<Set<TamperFinding>>([])
+    /// The budget keeper; nil for tools that open the store without a budget.
+    let space: StoreSpace?
+    /// What the budget did while opening (a full disk, the reserve), for the start-up log.
+    public let startNotices: [StoreNotice]
 
     /// Opens or creates the store in `stateDirectory`.
     /// - keyProvider: nil uses `FileKeyProvider` on DIR/storage.key, allowed to create the key
     ///   only while the database holds no sealed records.
     /// - clock: stamps the store's own events; the default is the system wall clock marked
     ///   untrusted (the agent passes its trusted-time source).
+    /// - budget: bounds the file and keeps the reserve (the agent); nil leaves both alone.
     /// Throws `StorageError` (layout, permissions, key), `MigrationError` (schema newer than this
     /// code, not our file) or `SQLiteError`.
     public static func open(stateDirectory path: String, keyProvider: KeyProvider? = nil,
-                            clock: EventClock? = nil, random: RandomSource = SystemRandom()) throws -> CarStore {
+                            clock: EventClock? = nil, random: RandomSource = SystemRandom(),
+                            budget: StoreBudget? = nil) throws -> CarStore {
         let directory = StateDirectory(path: path)
         var repairs = try directory.prepare()
+        // On a full disk the reserve is released before SQLite needs room for its WAL.
+        let space = budget.map { StoreSpace(budget: $0, directory: directory) }
+        let startNotices = space?.prepareForStart() ?? []
+        try directory.setUpNewDatabaseFile()
         let database = try Database(path: directory.databasePath, create: false)
+        // Every process, tools too: the last one to close must not delete the WAL and its index,
+        // whose room a later start on a full disk needs (StoreSpace).
+        database.keepWALBetweenRuns()
+        try space?.configure(database)
         try database.migrate(to: StoreSchema.schema)
         // SQLite has now created the WAL and SHM files: check them too.
         repairs += try directory.checkDatabaseFiles()
@@ -45,7 +60,8 @@ public final class CarStore: Sendable {
         // The sealer keeps the key for the store's lifetime (it is needed for every read).
         let key = try provider.storageKey()
         let store = try CarStore(directory: directory, database: database, repairs: repairs,
-                                 sealer: RecordSealer(key: key), random: random, clock: clock ?? Self.untrustedWallClock)
+                                 sealer: RecordSealer(key: key), random: random, clock: clock ?? Self.untrustedWallClock,
+                                 space: space, startNotices: startNotices)
         if !repairs.isEmpty {
             try store.write { transaction in
                 for repair in repairs {
@@ -59,7 +75,10 @@ public final class CarStore: Sendable {
     }
 
     private init(directory: StateDirectory, database: Database, repairs: [PermissionRepair],
-                 sealer: RecordSealer, random: RandomSource, clock: @escaping EventClock) {
+                 sealer: RecordSealer, random: RandomSource, clock: @escaping EventClock,
+                 space: StoreSpace?, startNotices: [StoreNotice]) {
+        self.space = space
+        self.startNotices = startNotices
         self.stateDirectory = directory
         self.database = database
         self.repairs = repairs
@@ -72,6 +91,8 @@ public final class CarStore: Sendable {
 
     /// Runs `body` in one write transaction: everything it does commits together or not at all.
     /// Tampered records met inside are reported as events afterwards, even if `body` throws.
+    /// After SQLITE_FULL the store makes room and runs `body` again (a rolled-back attempt
+    /// changed nothing), so `body` must only act through the transaction.
     public func write<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
         try run(writing: true, body)
     }
@@ -81,14 +102,32 @@ public final class CarStore: Sendable {
         try run(writing: false, body)
     }
 
+    /// A write that fails with SQLITE_FULL (disk or page cap) is retried after the budget made
+    /// room: pruning for any write, the reserve as well for a security-critical one.
     private func run<T>(writing: Bool, _ body: (StoreTransaction) throws -> T) throws -> T {
+        var step = 0
+        while true {
+            var critical = false
+            do {
+                let result = try attempt(writing: writing, critical: &critical, body)
+                // The cap lifted for this write goes back at once: nothing else may use it.
+                if step > 1 { space?.restoreCap(database) }
+                return result
+            } catch let error as SQLiteError where writing && error.primaryCode == SQLITE_FULL {
+                guard let space, space.makeRoom(self, step: step, critical: critical) else { throw error }
+                step += 1
+            }
+        }
+    }
+
+    private func attempt<T>(writing: Bool, critical: inout Bool, _ body: (StoreTransaction) throws -> T) throws -> T {
         var findings = [TamperFinding]()
         let result: T
         do {
             let step = { (connection: Connection) throws -> T in
                 let store = StoreTransaction(connection: connection, sealer: self.sealer, random: self.random,
                                              router: self.currentRouter())
-                defer { findings = store.findings }
+                defer { findings = store.findings; critical = store.securityCritical }
                 return try body(store)
             }
             result = writing ? try database.transaction(step) : try database.read(step)
@@ -139,8 +178,17 @@ public final class CarStore: Sendable {
     /// reads it a million times (see EventRouter.swift for why it is not a closure).
     func currentRouter() -> (any EventRouter)? { router.withLock { $0 } }
 
-    private func storageEvent(action: String, detail: [(String, String)]) -> NewEvent {
-        NewEvent(kind: .storage, time: clock(), action: action, result: "ok", detailJSON: JSONText.object(detail))
+    /// A write for the budget itself: no retry ladder (it is what the ladder calls).
+    func maintenanceWrite<T>(_ body: (StoreTransaction) throws -> T) throws -> T {
+        try database.transaction { connection in
+            try body(StoreTransaction(connection: connection, sealer: sealer, random: random, router: currentRouter()))
+        }
+    }
+
+    func storageEvent(action: String, detail: [(String, String)], totalsJSON: String? = nil, result: String = "ok") -> NewEvent {
+        var json = JSONText.object(detail)
+        if let totalsJSON { json = String(json.dropLast()) + #","pruned":"# + totalsJSON + "}" }
+        return NewEvent(kind: .storage, time: clock(), action: action, result: result, detailJSON: json)
     }
 
     private static func holdsSealedRecords(_ database: Database) throws -> Bool {

@@ -8,6 +8,7 @@ enum StoreSchema {
     static let schema = Schema(applicationID: applicationID, migrations: [
         Migration("sealed records, event log, trusted time", sql: version1),
         Migration("MQTT outbox, inbound de-duplication, birth counter", sql: OutboxSchema.version2),
+        Migration("store budget: pruning permit and counters", sql: BudgetSchema.version3),
     ])
 
     private static let version1 = """

@@ -24,6 +24,9 @@ public final class StoreTransaction {
     /// Tampered rows seen in this transaction; the store reports them after it ends, so a
     /// rollback cannot swallow the report.
     private(set) var findings: [TamperFinding] = []
+    /// Set by writes security depends on (keychain rows, the identity, critical events): when
+    /// such a transaction meets a full disk, the store may spend its reserve on it.
+    private(set) var securityCritical = false
 
     /// Maps each appended event to its outbox message (set by the cloud link), or nil.
     private let router: (any EventRouter)?
@@ -40,6 +43,7 @@ public final class StoreTransaction {
     /// Inserts or replaces the record (`kind`, `id`) with `payload`, sealed under a fresh nonce.
     public func put(_ payload: Bytes, kind: RecordKind, id: Bytes) throws {
         let sealed = try sealer.seal(payload, kind: kind, id: id, random: random)
+        if kind != .keyActivity { securityCritical = true }
         try connection.run("INSERT OR REPLACE INTO sealed_records (kind, id, sealed) VALUES (?1, ?2, ?3)",
                            [.text(kind.rawValue), .blob(id), .blob(sealed)])
     }
@@ -96,6 +100,7 @@ public final class StoreTransaction {
     /// Appends an audit event and returns it with its sequence number and UUID.
     @discardableResult
     public func appendEvent(_ event: NewEvent) throws -> StoredEvent {
+        if EventRetention.of(event) == .critical { securityCritical = true }
         let stored = try EventLog.append(event, connection: connection, random: random)
         // Same transaction: an event is never logged without its outbox row, or the reverse.
         if let router {

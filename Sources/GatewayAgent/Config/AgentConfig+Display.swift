@@ -16,6 +16,6 @@ extension AgentConfig {
             "service.timeoutSeconds: \(serviceTimeoutSeconds)",
             "mqtt.url: " + (cloud.map { $0.endpoint.description } ?? "none (offline)"),
             "mqtt.ca / cert / key: " + (cloud?.tls.map { [$0.caFile, $0.certificateFile ?? "-", $0.keyFile ?? "-"].joined(separator: " / ") } ?? "-"),
-        ]
+        ] + StoreSettings.displayLines(store)
     }
 }

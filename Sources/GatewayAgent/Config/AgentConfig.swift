@@ -12,7 +12,7 @@ struct AgentConfig: Equatable {
     /// Config files are small; the cap keeps a wrong path (a log, a device) from being slurped.
     static let maxFileBytes = 64 * 1024
 
-    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt"]
+    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store"]
     static let mqttKeys: Set<String> = ["url", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
     static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
@@ -31,6 +31,8 @@ struct AgentConfig: Equatable {
     var serviceTimeoutSeconds = 300
     /// The cloud link; nil: the car runs offline.
     var cloud: CloudOptions?
+    /// The store's size and age budget (StoreSettings).
+    var store = StoreBudget()
     /// The file the settings came from; nil when none was read.
     var sourcePath: String?
 
@@ -73,6 +75,9 @@ struct AgentConfig: Equatable {
         }
         if let mqtt = try top.object("mqtt", allowed: mqttKeys) {
             config.cloud = try CloudOptions.read(mqtt, baseDirectory: baseDirectory)
+        }
+        if let store = try top.object("store", allowed: StoreSettings.keys) {
+            config.store = try StoreSettings.read(store)
         }
         return config
     }

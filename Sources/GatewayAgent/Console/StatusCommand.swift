@@ -1,5 +1,5 @@
 // status: the car at a glance for a field engineer: locks, doors, trunk, proximity, actuators,
-// pairing, cloud link, outbox queue, clock trust, service mode.
+// pairing, cloud link, outbox queue, store size and disk, clock trust, service mode.
 import Drivers
 import Protocol
 
@@ -29,6 +29,7 @@ final class StatusCommand: ConsoleCommandGroup {
             "pairing window: " + (context.isPairingWindowOpen.map { $0() ? "open" : "closed" } ?? "not available (owner enrollment not wired yet)"),
             "cloud link: " + cloudLine(),
             "outbox queue: " + queueLine(),
+            "store: " + storeLine(),
             "clock: " + clockLine(),
             "service mode: " + (serviceRemaining() > 0 ? "on (\(serviceRemaining() / 1000) s left)" : "off"),
         ]
@@ -50,6 +51,21 @@ final class StatusCommand: ConsoleCommandGroup {
         do {
             let depth = try context.store.read { try $0.outboxDepth() }
             return "\(depth) message(s) waiting for the cloud"
+        } catch {
+            return "unknown (\(error))"
+        }
+    }
+
+    /// The budget and the disk: what a field engineer checks first when events go missing.
+    private func storeLine() -> String {
+        do {
+            let status = try context.store.spaceStatus()
+            var line = "\(status.usedBytes >> 10) KiB in use"
+            if let budget = status.budgetBytes { line += " of \(budget >> 10) KiB" }
+            if status.pruned.total > 0 { line += ", \(status.pruned.total) event(s) pruned (\(status.pruned.unpublished) unpublished)" }
+            if status.diskFull { line += ", DISK FULL (\((status.freeDiskBytes ?? 0) >> 10) KiB free)" }
+            if status.budgetBytes != nil && !status.reservePresent { line += ", no reserve file" }
+            return line
         } catch {
             return "unknown (\(error))"
         }

@@ -45,6 +45,8 @@ final class KeyService {
     private let store: CarStore
     private let clock: AgentClock
     private let log: AgentLog
+    /// Keeps the store inside its budget on every tick; nil when the store has none (tests).
+    var storeKeeper: StoreKeeper?
 
     init(store: CarStore, loaded: LoadedKeychain, clock: AgentClock, log: AgentLog) {
         self.store = store
@@ -159,10 +161,12 @@ final class KeyService {
 
     // MARK: Housekeeping
 
-    /// Once a second: batched last-use times and the trusted-time mark, when due.
+    /// Once a second: batched last-use times and the trusted-time mark, when due, and the
+    /// store budget's round.
     func tick(now: ProtocolTime) {
         keychain.flushActivity(nowMillis: now.monotonicMillis)
         persistTrustedTime(minimumStep: Self.markStepSeconds)
+        storeKeeper?.tick(now: now)
     }
 
     /// At stop: everything pending, whatever the interval.

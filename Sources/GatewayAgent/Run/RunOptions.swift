@@ -1,5 +1,6 @@
 // `carkey-agent run` arguments, validated into typed values (usage errors name the option).
 import CommandLineKit
+import Drivers
 import Protocol
 
 struct RunOptions {
@@ -17,6 +18,8 @@ struct RunOptions {
     let simulate: Bool
     /// The config file with flags applied (board, console, service PIN, log level).
     let config: AgentConfig
+    /// The store's size and age budget ("store" in the config file, --store-* flags).
+    let store: StoreBudget
 
     init(_ arguments: ParsedArguments) throws {
         // Without --simulate the GPIO is real (libgpiod, the config's board file); phones still
@@ -31,5 +34,6 @@ struct RunOptions {
         socketPath = arguments.value("socket") ?? directory + "/" + Self.socketFileName
         cloud = try CloudOptions.parse(arguments, file: config.cloud)
         keys = try KeysRunOptions.parse(arguments, simulate: simulate)
+        store = try StoreSettings.parse(arguments, file: config.store)
     }
 }

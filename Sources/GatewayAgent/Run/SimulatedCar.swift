@@ -30,13 +30,16 @@ struct SimulatedCar {
         defer { hardware.lines.releaseAll() }
         let clock = AgentClock(systemSynchronized: options.keys.syncProbe)
         try BenchmarkHooks.apply(log: log)
-        let store = try CarStore.open(stateDirectory: options.stateDirectory, clock: { clock.eventTime() })
+        // With its budget: on a full disk the reserve is released before SQLite needs room.
+        let store = try CarStore.open(stateDirectory: options.stateDirectory, clock: { clock.eventTime() }, budget: options.store)
+        let storeKeeper = StoreKeeper(store: store, log: log)
         for repair in store.repairs { log.info("store: \(repair)") }
         let identity = try store.loadOrCreateIdentityKey()
         try StateFiles.write(identity: identity.publicKey, vehicleID: options.vehicleID, in: options.stateDirectory)
         clock.setTrustedMark(try store.trustedTime())
 
         let keys = try KeyService.load(store: store, capacity: options.keys.keySlots, clock: clock, log: log)
+        keys.storeKeeper = storeKeeper
         let engine = CarProtocolEngine(configuration: options.keys.engineConfiguration(vehicleID: options.vehicleID),
                                        identity: identity, keys: keys.directory, certificateVerifier: keys.certificateVerifier)
         let server = try SimulatedLinkServer(configuration: .init(socketPath: options.socketPath))
@@ -54,6 +57,7 @@ struct SimulatedCar {
 
         print("carkey-agent: crypto self-test passed")
         KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)
+        storeKeeper.startupLines(options.store).forEach { print($0) }
         print("carkey-agent: \(body.summary)")
         if let endpoint = console.console?.endpoint { print("carkey-agent: console on \(endpoint)") }
         print("carkey-agent: simulated car \(options.vehicleID) listening on \(options.socketPath)")

@@ -96,6 +96,18 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// Keeps the WAL and its index file (-shm) when the last connection closes instead of
+    /// deleting them (SQLITE_FCNTL_PERSIST_WAL on both connections), so the space they hold
+    /// stays allocated for the next start: the store budget's start-up on a full disk needs it.
+    public func keepWALBetweenRuns() {
+        for (connection, lock) in [(self.connection, self.lock), (reader, readerLock)] {
+            lock.withLock {
+                var on: Int32 = 1
+                sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
+            }
+        }
+    }
+
     /// Copies committed WAL content into the main file and truncates the WAL.
     public func checkpoint() throws {
         try locked { connection in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
