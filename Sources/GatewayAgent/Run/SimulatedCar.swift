@@ -33,6 +33,10 @@ struct SimulatedCar {
         // With its budget: on a full disk the reserve is released before SQLite needs room.
         let store = try CarStore.open(stateDirectory: options.stateDirectory, clock: { clock.eventTime() }, budget: options.store)
         let storeKeeper = StoreKeeper(store: store, log: log)
+        // Runs last, after every writer has stopped: copy the WAL into carkey.db so a stopped
+        // agent's database file holds everything (the WAL file itself is kept for its room on a
+        // full disk, so without this the newest rows would live only in carkey.db-wal).
+        defer { _ = try? store.database.withoutTransaction { try $0.execute("PRAGMA wal_checkpoint(FULL)") } }
         for repair in store.repairs { log.info("store: \(repair)") }
         let identity = try store.loadOrCreateIdentityKey()
         try StateFiles.write(identity: identity.publicKey, vehicleID: options.vehicleID, in: options.stateDirectory)
