@@ -41,7 +41,7 @@ struct SimulatedCar {
         let server = try SimulatedLinkServer(configuration: .init(socketPath: options.socketPath))
         let body = try VehicleBody(hardware: hardware, store: store, clock: clock, log: log)
         let service = CarService(engine: engine, server: server, actuator: body.actuator, keys: keys,
-                                 audit: AuditSink(store: store, log: log), clock: clock, log: log)
+                                 audit: AuditSink(writer: store, log: log), clock: clock, log: log)
         body.connect(service)
         let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
         let control = try ControlServer(stateDirectory: options.stateDirectory, log: log, commands: commands)
