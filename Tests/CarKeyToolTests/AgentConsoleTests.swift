@@ -61,7 +61,7 @@ final class AgentConsoleTests: XCTestCase {
         }
         let status = try console.command("status")
         for line in ["locks: locked (from lock-state input)", "doors: closed", "trunk: closed and latched", "proximity: not available",
-                     "cloud link: not configured", "outbox queue: ", "clock: trusted", "service mode: off"] {
+                     "cloud link: not configured", "outbox queue: ", "audit log: ", "clock: trusted", "service mode: off"] {
             XCTAssertTrue(status.contains(line), "status shows \(line): \(status)")
         }
         let gpio = try console.command("gpio")

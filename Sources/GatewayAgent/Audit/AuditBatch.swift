@@ -36,6 +36,15 @@ struct AuditCommitStats: Equatable, Sendable {
     var rowsLost = 0
 
     var rowsPerCommit: Double { commits == 0 ? 0 : Double(rows) / Double(commits) }
+
+    /// For the console and the stop line, e.g. "1200 rows in 80 commits (15.0 per commit,
+    /// largest 41)".
+    static func line(_ stats: AuditCommitStats) -> String {
+        let perCommit = (stats.rowsPerCommit * 10).rounded() / 10
+        var text = "\(stats.rows) rows in \(stats.commits) commits (\(perCommit) per commit, largest \(stats.largestBatch))"
+        if stats.failedCommits > 0 { text += ", \(stats.failedCommits) failed commits lost \(stats.rowsLost) rows" }
+        return text
+    }
 }
 
 final class AuditBatch {

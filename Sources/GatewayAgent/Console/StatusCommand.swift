@@ -29,6 +29,7 @@ final class StatusCommand: ConsoleCommandGroup {
             "pairing window: " + (context.isPairingWindowOpen.map { $0() ? "open" : "closed" } ?? "not available (owner enrollment not wired yet)"),
             "cloud link: " + cloudLine(),
             "outbox queue: " + queueLine(),
+            "audit log: " + (context.auditStats.map { AuditCommitStats.line($0()) } ?? "not available"),
             "clock: " + clockLine(),
             "service mode: " + (serviceRemaining() > 0 ? "on (\(serviceRemaining() / 1000) s left)" : "off"),
         ]

@@ -108,6 +108,7 @@ final class CarService {
         closing.removeAll()
         server.shutdown()
         keys.shutdown(now: now)
+        log.info("audit log: \(AuditCommitStats.line(audit.stats))")
     }
 
     /// Runs `body` on the engine and carries out the actions it returns: the entry point for

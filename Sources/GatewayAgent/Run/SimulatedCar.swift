@@ -49,6 +49,7 @@ struct SimulatedCar {
         let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log)
         defer { console.console?.close() }
         console.context.wire(commands)
+        console.context.auditStats = { [unowned service] in service.auditStats }
 
         print("carkey-agent: crypto self-test passed")
         KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)
