@@ -97,8 +97,16 @@ final class CarService {
     }
 
     func shutdown() {
-        // Answer what the last round decided first (its records are committed with it).
-        finishRound()
+        // Answer what was decided before the stop, records first as always. The loop ends
+        // between rounds, so only answers and closes can be held here; no pulse may start
+        // now (the actuation worker has finished), so a held perform would be dropped.
+        held.removeAll { effect in
+            guard case .perform(let request) = effect else { return false }
+            log.warn("\(request.link) \(request.command) not started: the agent is stopping")
+            return true
+        }
+        // A released answer can cause one more round of records (a link found closed).
+        for _ in 0..<3 where hasHeldWork { finishRound() }
         let now = clock.now()
         for link in server.links { execute(engine.linkClosed(link, now: now)) }
         audit.flush(now: now, force: true)
