@@ -49,6 +49,32 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(after.rowsPerCommit, 8)
     }
 
+    func testARowThatGatesNothingRidesWithTheNextCommitOrGoesOutWhenIdle() throws {
+        let first = try P256PrivateKey.generate(), second = try P256PrivateKey.generate()
+        let car = try InProcessCar(keys: [ownerRecord(first), ownerRecord(second)])
+        let a = try car.phone(first), b = try car.phone(second)
+        try establish([a], on: car)
+        try b.sendHello()
+        try car.pump("a Challenge") { try b.hasMessage() }
+        _ = try b.take() // the AuthResponse is now in the car's socket...
+        a.close()        // ...and so is the first phone's hang-up
+        let commits = car.writer.committed.count
+        try car.pump("both read") { car.writer.committed.count > commits }
+        XCTAssertEqual(car.writer.committed.last?.map(\.result).sorted(), ["closed", "established"], "one commit for both")
+        try car.pump("the SessionAccepted") { try b.hasMessage() }
+
+        // Alone: the round that reads the hang-up has no effect to release, so it does not
+        // commit; the next poll finds nothing to do, and the row is committed then.
+        b.close()
+        let before = car.writer.committed.count
+        try car.pump("the hang-up read") { car.service.hasHeldWork }
+        XCTAssertEqual(car.writer.committed.count, before)
+        try car.round()
+        XCTAssertEqual(car.writer.committed.count, before + 1)
+        XCTAssertEqual(car.writer.committed.last?.map(\.result), ["closed"])
+        XCTAssertFalse(car.service.hasHeldWork)
+    }
+
     func testNoReplyLeavesAndNoLineMovesBeforeTheRecordIsCommitted() throws {
         let owner = try P256PrivateKey.generate()
         let car = try InProcessCar(keys: [ownerRecord(owner)])

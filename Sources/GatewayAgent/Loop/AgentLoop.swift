@@ -5,7 +5,9 @@
 // Each pass is one round: serve everything ready, then CarService.finishRound commits the
 // round's audit rows in one transaction and only then lets the round's sends, actuations and
 // closes out. While anything waits for a commit the next poll does not sleep (timeout 0), so
-// under load a batch holds whatever arrived meanwhile, and idle costs nothing extra.
+// under load a batch holds whatever arrived meanwhile, and idle costs nothing extra. Rows
+// that hold back no effect are committed with the next round that has effects, or as soon
+// as a poll finds nothing to do.
 import Drivers
 
 struct AgentLoop {
@@ -52,7 +54,7 @@ struct AgentLoop {
             service.tick()
             nextTick = clock.monotonicMillis + Self.tickMillis
         }
-        service.finishRound()
+        service.finishRound(idle: ready.allSatisfy(\.isEmpty))
         return true
     }
 }

@@ -16,6 +16,8 @@ final class CarService {
     /// A connection that has not established a session within this time is closed, so idle
     /// connections cannot hold the link slots (the challenge lifetime is 10 s).
     static let handshakeTimeoutMillis: UInt64 = 15_000
+    /// Records that gate no effect wait for a commit at most this many (see `finishRound`).
+    static let maxDeferredRecords = 256
 
     private var engine: CarProtocolEngine
     private let server: SimulatedLinkServer
@@ -89,7 +91,14 @@ final class CarService {
 
     /// The end of a loop round: one commit for the round's records, then the held effects in
     /// the order they were asked for. What those effects cause is held for the next round.
-    func finishRound() {
+    ///
+    /// `idle`: the round's wait brought nothing (the loop would sleep next). Records that gate
+    /// no effect (a session the phone closed, a summary row) then need not be committed alone
+    /// while work keeps arriving: they ride along with the next commit an effect needs, or go
+    /// out before the loop sleeps, so under load they share an fsync and when idle they do not
+    /// wait. Either way they are on disk within a round or two, as any record is.
+    func finishRound(idle: Bool = true) {
+        guard !held.isEmpty || idle || audit.pendingCount >= Self.maxDeferredRecords else { return }
         audit.commit()
         let effects = held
         held.removeAll(keepingCapacity: true)
