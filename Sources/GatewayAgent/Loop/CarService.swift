@@ -105,6 +105,11 @@ final class CarService {
         for effect in effects { release(effect) }
     }
 
+    /// Commits the audit rows waiting for the round's end now, for a part of the agent about
+    /// to write an event of its own synchronously (vehicle events): sequence order is the
+    /// order of events. Held effects still wait for the round's end.
+    func commitPendingRows() { audit.commit() }
+
     func shutdown() {
         // Answer what was decided before the stop, records first as always. The loop ends
         // between rounds, so only answers and closes can be held here; no pulse may start
