@@ -127,6 +127,19 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(car.service.auditStats.commits, 1)
     }
 
+    func testWhatTheCarStartsItselfIsCommittedBeforeTheCallerAnswers() throws {
+        // The control socket shows the pairing code as soon as withEngine returns: the row
+        // saying the window opened is on disk by then.
+        let car = try InProcessCar(keys: [ownerRecord(try P256PrivateKey.generate())])
+        let opened = car.service.withEngine { engine, now in
+            let outcome = car.keys.openPairingWindow(engine: &engine, now: now)
+            return (outcome.result, outcome.actions)
+        }
+        guard case .success = opened else { return XCTFail("window not opened: \(opened)") }
+        XCTAssertEqual(try car.store.events(since: 0, limit: 10).map { "\($0.event.action) \($0.event.result)" }, ["pairing opened"])
+        XCTAssertFalse(car.service.hasHeldWork)
+    }
+
     func testAKeychainWriteCommitsThePendingRowsFirst() throws {
         // Sequence numbers follow the order of events: a revocation (written synchronously
         // with its event) must not overtake a row still waiting in the round's batch.

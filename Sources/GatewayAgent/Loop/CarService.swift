@@ -136,11 +136,15 @@ final class CarService {
     /// Runs `body` on the engine and carries out the actions it returns: the entry point for
     /// what the car starts itself (control socket, console, pairing button, cloud). The body
     /// may write the keychain with its own event (a revocation), so the rows waiting for this
-    /// round are committed first: sequence numbers stay in the order things happened.
+    /// round are committed first: sequence numbers stay in the order things happened. Its own
+    /// rows are committed before returning, because the caller answers at once (a pairing
+    /// code on the control socket) and that answer is not an effect this service holds.
+    /// These calls are rare (a person or the cloud), so the extra commit costs nothing.
     func withEngine<T>(_ body: (inout CarProtocolEngine, ProtocolTime) -> (T, [CarAction])) -> T {
         audit.commit()
         let (value, actions) = body(&engine, clock.now())
         execute(actions)
+        audit.commit()
         return value
     }
 
