@@ -85,7 +85,8 @@ enum HandshakeBench {
 
         start = Bench.threadCPUNow()
         var actions = engine.receive(command, from: link, now: now)
-        if case .perform(let request)? = actions.first {
+        // An unlock's perform follows its commandAccepted audit record.
+        if let request = actions.lazy.compactMap({ if case .perform(let request) = $0 { request } else { nil } }).first {
             actions = engine.complete(request.token, result: nil, vehicleState: [.trunkLocked], now: now)
         }
         carNanos += Bench.threadCPUNow() - start

@@ -61,7 +61,7 @@ final class AgentConsoleTests: XCTestCase {
         }
         let status = try console.command("status")
         for line in ["locks: locked (from lock-state input)", "doors: closed", "trunk: closed and latched", "proximity: not available",
-                     "cloud link: not configured", "outbox queue: ", "store: ", "clock: trusted", "service mode: off"] {
+                     "cloud link: not configured", "outbox queue: ", "store: ", "audit log: ", "clock: trusted", "service mode: off"] {
             XCTAssertTrue(status.contains(line), "status shows \(line): \(status)")
         }
         let gpio = try console.command("gpio")
@@ -149,7 +149,7 @@ final class AgentConsoleTests: XCTestCase {
         XCTAssertEqual(harness.stop(), 0)
         let decisions = try events().filter { $0.event.kind == .accessDecision && !["session", "pairing", "enroll"].contains($0.event.action) }
         XCTAssertEqual(decisions.map { [$0.event.action, $0.event.result, $0.event.fault?.name ?? "-"] },
-                       [["message", "refused", "unknownKey"], ["unlock", "ok", "-"]])
+                       [["message", "refused", "unknownKey"], ["unlock", "accepted", "-"], ["unlock", "ok", "-"]])
         XCTAssertEqual(try events().filter { $0.event.kind == .actuatorFault }, [])
     }
 
@@ -187,8 +187,8 @@ final class AgentConsoleTests: XCTestCase {
         XCTAssertEqual(fault.event.detailJSON,
                        #"{"source":"phone","line":"unlock","chip":"sim-gpio","offset":27,"expected":"unlocked","observed":"locked"}"#)
         let completed = all.filter { $0.event.kind == .accessDecision && $0.event.action == "unlock" }
-        XCTAssertEqual(completed.map(\.event.result), ["failed"])
-        XCTAssertEqual(completed.first?.event.fault?.name, "actuationFailed")
+        XCTAssertEqual(completed.map(\.event.result), ["accepted", "failed"])
+        XCTAssertEqual(completed.last?.event.fault?.name, "actuationFailed")
     }
 
     func testDoorInputIsDebouncedLoggedAndRecorded() throws {

@@ -69,7 +69,8 @@ final class AgentKeysToolsTests: XCTestCase {
         XCTAssertEqual(events.map(\.seq), Array(1...Int64(events.count)))
         XCTAssertEqual(events.map { "\($0.kind) \($0.action) \($0.result)" }, [
             "enrollment pairing opened", "enrollment pairing closed", "enrollment enroll owner enrolled",
-            "access-decision session established", "access-decision unlock ok", "access-decision session closed",
+            "access-decision session established", "access-decision unlock accepted", "access-decision unlock ok",
+            "access-decision session closed",
         ])
         XCTAssertTrue(events.allSatisfy { !$0.trusted && $0.time.hasSuffix("Z") })
         XCTAssertEqual(events.dropFirst().map(\.actor), Array(repeating: ownerID, count: events.count - 1))
@@ -79,7 +80,7 @@ final class AgentKeysToolsTests: XCTestCase {
         XCTAssertEqual(rows.count, 2, since.stdout)
         XCTAssertTrue(rows[0].hasPrefix("SEQ  TIME"), rows[0])
         XCTAssertTrue(rows[1].hasPrefix("5    "), rows[1])
-        XCTAssertTrue(rows[1].contains("untrusted  access-decision  \(ownerID)  unlock  ok"), rows[1])
+        XCTAssertTrue(rows[1].contains("untrusted  access-decision  \(ownerID)  unlock  accepted"), rows[1])
         XCTAssertTrue(since.stderr.contains("continue with --since 5"), since.stderr)
 
         // The agent writes last use in batches; at the latest when it stops.

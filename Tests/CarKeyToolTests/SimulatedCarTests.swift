@@ -98,6 +98,7 @@ final class SimulatedCarTests: XCTestCase {
         let summary = events.map { [$0.event.actor ?? "-", $0.event.action, $0.event.result, $0.event.fault?.name ?? "-"] }
         XCTAssertEqual(summary, [
             [owner, "session", "established", "-"],
+            [owner, "unlock", "accepted", "-"],
             [owner, "unlock", "ok", "-"],
             [owner, "session", "closed", "-"],
             [try keyIDHex(otherPublic), "message", "refused", "unknownKey"],

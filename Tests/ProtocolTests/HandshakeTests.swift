@@ -23,7 +23,14 @@ final class HandshakeTests: XCTestCase {
 
         let unlock = try rig.send(.unlock)
         let request = try XCTUnwrap(unlock.performs.first)
-        XCTAssertEqual(unlock.count, 1, "nothing is sent before the agent completes")
+        XCTAssertEqual(unlock.count, 2, "nothing is sent before the agent completes")
+        // The decision is audited before the actuation is asked for, so the host can make it
+        // durable before the actuator moves.
+        guard case .audit(let accepted) = unlock.first, case .perform = unlock.last else { return XCTFail("\(unlock)") }
+        XCTAssertEqual([accepted.event], [.commandAccepted])
+        XCTAssertEqual(accepted.command, .unlock)
+        XCTAssertEqual(accepted.keyID, grant.keyID)
+        XCTAssertNil(accepted.fault)
         XCTAssertEqual(request.command, .unlock)
         XCTAssertEqual(request.keyID, grant.keyID)
         rig.advance(seconds: 0.4)

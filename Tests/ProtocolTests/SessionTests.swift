@@ -30,6 +30,20 @@ final class SessionTests: XCTestCase {
         }
     }
 
+    func testOnlyAcceptedCommandsThatMoveAnActuatorAreAuditedBeforeTheirPerform() throws {
+        var rig = sharedRig(.unlock)
+        try rig.handshake()
+        for command in [CommandCode.unlock, .status, .userVerified] {
+            let actions = try rig.send(command)
+            let request = try XCTUnwrap(actions.performs.first, "\(command)")
+            XCTAssertEqual(actions.audits.map(\.event), command.movesActuator ? [.commandAccepted] : [], "\(command)")
+            XCTAssertTrue(try rig.phoneResponse(rig.car.complete(request.token, result: nil, vehicleState: [], now: rig.now)).isOK)
+        }
+        let refused = try rig.send(.lock)
+        XCTAssertEqual(refused.audits.map(\.event), [.rejected], "a refused command is never announced as accepted")
+        XCTAssertTrue(refused.performs.isEmpty)
+    }
+
     func testPermissionChecks() throws {
         var rig = sharedRig(.unlock)
         try rig.handshake()

@@ -30,10 +30,12 @@ final class VehicleBody {
     var sources: [any LoopSource] { [completions, sampler] }
 
     /// Pulses the engine asked for are completed through the service; input changes tell the
-    /// service's observers (the cloud link) the new state.
+    /// service's observers (the cloud link) the new state; vehicle events are written after
+    /// the service's pending audit rows.
     func connect(_ service: CarService) {
         completions.onPhoneCommand = { [unowned service] request, outcome in service.actuationFinished(request, outcome) }
         sampler.onStateChanged = { [unowned service, unowned actuator] in service.stateObserver?(actuator.state) }
+        events.beforeWrite = { [unowned service] in service.commitPendingRows() }
     }
 
     /// One line for start-up output.

@@ -14,6 +14,9 @@ final class VehicleEvents {
     private let store: CarStore
     private let clock: AgentClock
     private let log: AgentLog
+    /// Runs before each row is written: the agent commits the audit rows still waiting for
+    /// the loop round's group commit, so sequence numbers keep the order things happened.
+    var beforeWrite: (() -> Void)?
 
     init(store: CarStore, clock: AgentClock, log: AgentLog) {
         self.store = store
@@ -59,6 +62,7 @@ final class VehicleEvents {
     }
 
     private func append(_ event: NewEvent) {
+        beforeWrite?()
         do {
             try store.appendEvent(event)
         } catch {

@@ -4,16 +4,14 @@ import Drivers
 import Protocol
 
 enum AuditEventMapping {
-    /// `suppressed`: like records left out of the log before this one (AuditSink).
-    static func event(for record: AuditRecord, suppressed: Int = 0) -> NewEvent {
-        let extra = suppressed > 0 ? #","suppressed":\#(suppressed)"# : ""
-        return NewEvent(kind: kind(record),
+    static func event(for record: AuditRecord) -> NewEvent {
+        NewEvent(kind: kind(record),
                         time: EventTime(seconds: record.wallSeconds, trusted: record.wallClockTrusted),
                         actor: record.keyID?.bytes.hexString,
                         action: action(record),
                         result: result(record),
                         fault: record.fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
-                        detailJSON: #"{"event":"\#(record.event.rawValue)","link":\#(link(record.link))\#(extra)}"#)
+                        detailJSON: #"{"event":"\#(record.event.rawValue)","link":\#(link(record.link))}"#)
     }
 
     /// Pairing-window events belong with enrollments; everything else is an access decision.
@@ -30,11 +28,23 @@ enum AuditEventMapping {
         link == .car ? #""car""# : "\(link.rawValue)"
     }
 
-    /// A summary row for `count` refusals with `fault` that were not written one by one.
-    static func suppressedRefusals(_ count: Int, fault: FaultCode, now: ProtocolTime) -> NewEvent {
-        NewEvent(kind: .accessDecision, time: EventTime(seconds: now.wallSeconds, trusted: now.wallClockTrusted),
-                 action: "message", result: "refused", fault: EventFault(code: Int64(fault.rawValue), name: fault.name),
-                 detailJSON: #"{"event":"rejected","suppressed":\#(count)}"#)
+    /// The row for records AuditCoalescer counted instead of writing: for the car-wide
+    /// rateLimited bucket a refusal row with the count; for a key, a `coalesced` row with the
+    /// count of each kind folded during its window.
+    static func summary(_ summary: AuditCoalescer.Summary, time: EventTime) -> NewEvent {
+        let counts = summary.counts
+        switch summary.scope {
+        case .rateLimited:
+            let fault = FaultCode.rateLimited
+            return NewEvent(kind: .accessDecision, time: time, action: "message", result: "refused",
+                            fault: EventFault(code: Int64(fault.rawValue), name: fault.name),
+                            detailJSON: #"{"event":"rejected","suppressed":\#(counts.total)}"#)
+        case .key(let keyID):
+            return NewEvent(kind: .accessDecision, time: time, actor: keyID?.bytes.hexString, action: "session", result: "coalesced",
+                            detailJSON: #"{"event":"coalesced","suppressed":\#(counts.total),"windowSeconds":\#(summary.windowMillis / 1000),"#
+                                + #""sessionEstablished":\#(counts.sessionsEstablished),"sessionClosed":\#(counts.sessionsClosed),"#
+                                + #""commands":\#(counts.commands),"refused":\#(counts.refusals)}"#)
+        }
     }
 
     /// The command when there is one; otherwise what the record is about.
@@ -42,7 +52,7 @@ enum AuditEventMapping {
         if let command = record.command { return command.name }
         switch record.event {
         case .sessionEstablished, .sessionClosed: return "session"
-        case .rejected, .commandCompleted, .completionDropped: return "message"
+        case .rejected, .commandAccepted, .commandCompleted, .completionDropped: return "message"
         case .pairingWindowOpened, .pairingWindowClosed: return "pairing"
         case .ownerEnrolled: return "enroll"
         case .revocationApplied: return "revoke"
@@ -53,6 +63,7 @@ enum AuditEventMapping {
         switch record.event {
         case .sessionEstablished: return "established"
         case .rejected: return "refused"
+        case .commandAccepted: return "accepted"
         case .commandCompleted: return record.fault == nil ? "ok" : "failed"
         case .sessionClosed: return "closed"
         case .completionDropped: return "dropped"

@@ -1,26 +1,25 @@
-// Where the engine's audit records go: one log line each, and a row in the store's event log.
-// A store failure is logged and the agent keeps serving: refusing to open doors because the
-// log disk is full would be worse than a gap the log line itself records.
-//
-// `rateLimited` refusals are the one record an attacker can produce without limit (every
-// blocked attempt yields one), and each row costs a synced write. So at most one of them is
-// written per interval; the others are counted, and the count goes into the next one written
-// (or into a summary row once the interval has passed, see `flush`).
+// Where the engine's audit records go: a log line and a row in the store's event log. Rows are
+// not written one by one: they join the loop round's batch (AuditBatch), which CarService
+// commits before it lets any of the round's effects out. What AuditCoalescer folds gets no
+// row of its own and no log line; its count reaches the log in a summary row.
 import Drivers
 import Protocol
 
 final class AuditSink {
-    static let rateLimitedIntervalMillis: UInt64 = 10_000
-
-    private let store: CarStore
+    private let batch: AuditBatch
     private let log: AgentLog
-    private var lastRateLimited: AuditRecord?
-    private var suppressed = 0
+    private var coalescer: AuditCoalescer
 
-    init(store: CarStore, log: AgentLog) {
-        self.store = store
+    init(writer: any AuditLogWriter, log: AgentLog, coalescer: AuditCoalescer = AuditCoalescer()) {
+        self.batch = AuditBatch(writer: writer, log: log)
         self.log = log
+        self.coalescer = coalescer
     }
+
+    /// Rows waiting for `commit`.
+    var hasPending: Bool { !batch.isEmpty }
+    var pendingCount: Int { batch.count }
+    var stats: AuditCommitStats { batch.stats }
 
     func record(_ record: AuditRecord) {
         if record.event == .ownerEnrolled || record.event == .revocationApplied {
@@ -28,44 +27,31 @@ final class AuditSink {
             log.info("audit: \(record)")
             return
         }
-        if record.event == .rejected, record.fault == .rateLimited {
-            if let last = lastRateLimited, record.monotonicMillis < last.monotonicMillis + Self.rateLimitedIntervalMillis {
-                suppressed += 1
-                return
-            }
-            lastRateLimited = record
-            write(record, suppressed: takeSuppressed())
-            return
-        }
-        write(record, suppressed: 0)
+        let (verdict, summaries) = coalescer.admit(record)
+        let time = EventTime(seconds: record.wallSeconds, trusted: record.wallClockTrusted)
+        for summary in summaries { add(summary, time: time) }
+        guard verdict == .write else { return }
+        log.info("audit: \(record)")
+        batch.add(AuditEventMapping.event(for: record))
     }
 
-    /// Writes the count of refusals left out once their interval is over (call about once a
-    /// second, and with `force` when stopping), so none goes unrecorded for long.
+    /// Summary rows of coalescing windows that have ended (call about once a second, and with
+    /// `force` when stopping), so no count waits long for its row. They join the batch.
     func flush(now: ProtocolTime, force: Bool = false) {
-        guard suppressed > 0, let last = lastRateLimited,
-              force || now.monotonicMillis >= last.monotonicMillis + Self.rateLimitedIntervalMillis else { return }
-        let count = takeSuppressed()
-        lastRateLimited = nil
-        log.info("audit: \(count) more rateLimited refusals not logged")
-        append(AuditEventMapping.suppressedRefusals(count, fault: .rateLimited, now: now))
+        let time = EventTime(seconds: now.wallSeconds, trusted: now.wallClockTrusted)
+        for summary in coalescer.due(nowMillis: now.monotonicMillis, force: force) { add(summary, time: time) }
     }
 
-    private func takeSuppressed() -> Int {
-        defer { suppressed = 0 }
-        return suppressed
-    }
+    /// One transaction for every row added since the last commit.
+    func commit() { batch.commit() }
 
-    private func write(_ record: AuditRecord, suppressed: Int) {
-        log.info("audit: \(record)" + (suppressed > 0 ? " (and \(suppressed) more like it not logged)" : ""))
-        append(AuditEventMapping.event(for: record, suppressed: suppressed))
-    }
-
-    private func append(_ event: NewEvent) {
-        do {
-            try store.appendEvent(event)
-        } catch {
-            log.info("audit: could not append to the event log: \(error)")
+    private func add(_ summary: AuditCoalescer.Summary, time: EventTime) {
+        let whose: String
+        switch summary.scope {
+        case .rateLimited: whose = "rateLimited refusals"
+        case .key(let keyID): whose = "routine records of key \(keyID?.description ?? "-")"
         }
+        log.info("audit: \(summary.counts.total) more \(whose) not logged one by one (summary row written)")
+        batch.add(AuditEventMapping.summary(summary, time: time))
     }
 }

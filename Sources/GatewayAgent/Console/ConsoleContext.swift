@@ -24,6 +24,8 @@ final class ConsoleContext {
     var isPairingWindowOpen: (() -> Bool)?
     /// One line per enrolled key (ID, role, permissions, validity; never key material).
     var keyLines: (() -> [String])?
+    /// The audit log's group-commit counters (commits, rows per commit); nil until wired.
+    var auditStats: (() -> AuditCommitStats)?
     /// Writes lines to the console outside an answer (a pulse that ended, a pairing code).
     var notify: ([String]) -> Void = { _ in }
 

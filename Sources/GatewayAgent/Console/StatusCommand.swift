@@ -30,6 +30,7 @@ final class StatusCommand: ConsoleCommandGroup {
             "cloud link: " + cloudLine(),
             "outbox queue: " + queueLine(),
             "store: " + storeLine(),
+            "audit log: " + (context.auditStats.map { AuditCommitStats.line($0()) } ?? "not available"),
             "clock: " + clockLine(),
             "service mode: " + (serviceRemaining() > 0 ? "on (\(serviceRemaining() / 1000) s left)" : "off"),
         ]

@@ -49,7 +49,7 @@ struct SimulatedCar {
         let server = try SimulatedLinkServer(configuration: .init(socketPath: options.socketPath))
         let body = try VehicleBody(hardware: hardware, store: store, clock: clock, log: log)
         let service = CarService(engine: engine, server: server, actuator: body.actuator, keys: keys,
-                                 audit: AuditSink(store: store, log: log), clock: clock, log: log)
+                                 audit: AuditSink(writer: store, log: log), clock: clock, log: log)
         body.connect(service)
         let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
         commands.stats = try AgentStats(store: store)
@@ -58,6 +58,7 @@ struct SimulatedCar {
         let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log)
         defer { console.console?.close() }
         console.context.wire(commands)
+        console.context.auditStats = { [unowned service] in service.auditStats }
 
         print("carkey-agent: crypto self-test passed")
         KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)

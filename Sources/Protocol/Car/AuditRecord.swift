@@ -7,6 +7,10 @@ public struct AuditRecord: Sendable, Equatable, CustomStringConvertible {
         case sessionEstablished
         /// A message was refused; `fault` says why.
         case rejected
+        /// A command that moves an actuator passed every check and is about to be carried out.
+        /// Emitted just before its `perform`, so the host can make the decision durable before
+        /// the actuator moves (the outcome follows as `commandCompleted`).
+        case commandAccepted
         /// The agent completed a command; `fault` is nil on success.
         case commandCompleted
         /// A session ended (expiry, termination by revocation, counter exhaustion).

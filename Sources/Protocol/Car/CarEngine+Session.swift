@@ -40,9 +40,9 @@ extension CarProtocolEngine {
             if body.command == .revoke {
                 // S8a: the signed object must verify (its faults never end the session).
                 let revocation = try RevocationValidator.verify(body.args, vehicleID: configuration.vehicleID, keys: keys)
-                return accept(body, session: &session, link: link, revocation: revocation)
+                return accept(body, session: &session, link: link, now: now, revocation: revocation)
             }
-            return accept(body, session: &session, link: link)
+            return accept(body, session: &session, link: link, now: now)
         } catch {
             var actions = rejectInSession(error, link: link, command: command, now: now)
             // A key that is no longer valid ends the session after the phone has been told why.
@@ -53,7 +53,7 @@ extension CarProtocolEngine {
         }
     }
 
-    private mutating func accept(_ body: CommandBody, session: inout CarSession, link: LinkID,
+    private mutating func accept(_ body: CommandBody, session: inout CarSession, link: LinkID, now: ProtocolTime,
                                  revocation: VerifiedRevocation? = nil) -> [CarAction] {
         let token = CommandToken(nextToken)
         nextToken += 1
@@ -71,7 +71,11 @@ extension CarProtocolEngine {
             revocationTargets[token] = revocation.target
             return [.revoke(RevocationRequest(token: token, link: link, keyID: session.keyID, revocation: revocation))]
         }
-        return [.perform(request)]
+        guard body.command.movesActuator else { return [.perform(request)] }
+        // The decision first: a host that holds effects until its records are durable then
+        // never moves an actuator that the log does not already show was allowed.
+        return [.audit(AuditRecord(.commandAccepted, link: link, keyID: session.keyID, command: body.command, now: now)),
+                .perform(request)]
     }
 
     /// Seals a Response with the session's next counter. If the counters are exhausted the

@@ -23,6 +23,17 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         }
     }
 
+    /// True for the commands that drive a lock actuator. Their acceptance is audited before
+    /// the engine asks for the actuation (`commandAccepted`), so the decision can be made
+    /// durable before anything moves. Revoke changes keys instead (its own audited write);
+    /// status and user verified change nothing.
+    public var movesActuator: Bool {
+        switch self {
+        case .unlock, .lock, .trunkRelease: return true
+        case .status, .userVerified, .revoke: return false
+        }
+    }
+
     public var name: String {
         switch self {
         case .unlock: return "unlock"
