@@ -24,6 +24,8 @@ public final class StoreTransaction {
     /// Tampered rows seen in this transaction; the store reports them after it ends, so a
     /// rollback cannot swallow the report.
     private(set) var findings: [TamperFinding] = []
+    /// Set by `enqueue`: the store tells its OutboxObserver once this transaction commits.
+    var enqueuedOutbox = false
 
     /// Maps each appended event to its outbox message (set by the cloud link), or nil.
     private let router: (any EventRouter)?
