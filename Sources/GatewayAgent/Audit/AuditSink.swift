@@ -57,7 +57,7 @@ final class AuditSink {
     }
 
     private func write(_ record: AuditRecord, suppressed: Int) {
-        log.info("audit: \(record)" + (suppressed > 0 ? " (and \(suppressed) more like it not logged)" : ""))
+        log.line(record.logLevel, "audit: \(record)" + (suppressed > 0 ? " (and \(suppressed) more like it not logged)" : ""))
         append(AuditEventMapping.event(for: record, suppressed: suppressed))
     }
 
