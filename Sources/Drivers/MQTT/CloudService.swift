@@ -36,6 +36,10 @@ public final class CloudService: @unchecked Sendable {
     private let wake: EventCounter
     private let outboxSignal: OutboxSignal
     private let snapshotBox = Mutex(CloudSnapshot())
+    /// Connect failures are logged (and stored as the outbox's last error) when they start or
+    /// change, not on every retry of a long outage. Service thread only.
+    private var failures = RepeatFilter()
+    private var flushFailures = RepeatFilter()
     private var thread = pthread_t()
     private var running = false
 
@@ -91,7 +95,13 @@ public final class CloudService: @unchecked Sendable {
                                     writable: readiness.contains(.writable))
             for report in reports { handle(report) }
             if let due = outbox.acknowledgementFlushDue, now >= due {
-                do { try outbox.flushAcknowledgements() } catch { log("cloud: outbox acknowledgement flush failed: \(error); retried") }
+                do {
+                    try outbox.flushAcknowledgements()
+                    _ = flushFailures.end()
+                } catch {
+                    // Retried every second while it fails (a full disk): logged when it starts or changes.
+                    if let line = flushFailures.admit("\(error)") { log("cloud: outbox acknowledgements not deleted yet: \(line); retried") }
+                }
             }
             publishSnapshot()
             readiness = wait(now: now)
@@ -126,11 +136,15 @@ public final class CloudService: @unchecked Sendable {
     private func handle(_ report: CloudLinkReport) {
         switch report {
         case .connected(let birth, let sessionPresent):
-            log("cloud: connected (birth \(birth), session \(sessionPresent ? "resumed" : "new"))")
+            let repeats = failures.end()
+            log("cloud: connected (birth \(birth), session \(sessionPresent ? "resumed" : "new"))"
+                + (repeats > 0 ? "; \(repeats) repeated connect failures were not logged" : ""))
         case .connectFailed(let reason, let retry):
-            log("cloud: connect failed: \(reason); retry in \(retry) ms")
+            guard let line = failures.admit(reason) else { return }
+            log("cloud: connect failed: \(line); retry in \(retry) ms")
             try? outbox.setLastError(reason)
         case .connectionLost(let reason, let retry):
+            _ = failures.end()
             log("cloud: connection lost: \(reason); retry in \(retry) ms")
             try? outbox.setLastError(reason)
         case .refused(let id, let topic, let code):
