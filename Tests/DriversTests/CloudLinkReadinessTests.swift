@@ -95,4 +95,34 @@ final class CloudLinkReadinessTests: XCTestCase {
         XCTAssertNil(link.nextDeadline(), "connected, and this transport has no keepalive of its own: only readiness")
         XCTAssertNil(link.pollRequest, "the scripted transport has no socket")
     }
+
+    func testTheSocketIsPolledOnlyWhileConnectingOrConnected() throws {
+        let transport = SocketTransport()
+        let link = CloudLink(settings: CloudLinkSettings(vehicleID: "V"), transport: transport, outbox: CountingOutbox(),
+                             nextBirthSequence: { 1 }, unitRandom: { 0 })
+        XCTAssertNil(link.pollRequest, "waiting for the first connect")
+        _ = link.step(nowMillis: 0, readable: false, writable: false)
+        XCTAssertEqual(link.pollRequest?.0, transport.socket.descriptor)
+        XCTAssertEqual(link.pollRequest?.1, [.readable], "nothing queued: readable only")
+        transport.wantsWrite = true
+        XCTAssertEqual(link.pollRequest?.1, [.readable, .writable])
+        // No CONNACK: the link waits to retry while libmosquitto still holds the socket open;
+        // polling it then would spin on bytes nobody reads.
+        _ = link.step(nowMillis: link.connectTimeoutMillis, readable: false, writable: false)
+        guard case .waiting = link.state else { return XCTFail("\(link.state)") }
+        XCTAssertNil(link.pollRequest)
+    }
+}
+
+/// A transport with a socket-like descriptor and nothing behind it.
+final class SocketTransport: MQTTTransport {
+    let socket = try! EventCounter()
+    var wantsWrite = false
+    var socketDescriptor: FileDescriptor? { socket.descriptor }
+    func setWill(_ will: MQTTWill) throws {}
+    func connect() throws {}
+    func service(timeoutMillis: Int32) -> (events: [MQTTEvent], error: MQTTError?) { ([], nil) }
+    func publish(_ message: MQTTPublish) throws -> Int32 { 1 }
+    func subscribe(_ topicFilter: String, qos: Int32) throws {}
+    func disconnect() {}
 }

@@ -92,9 +92,15 @@ public final class CloudLink {
     /// New rows were committed to the outbox (the store's OutboxObserver): read it at the next pass.
     public func outboxChanged() { outboxDirty = true }
 
-    /// The descriptor to poll and for what, while there is a socket.
+    /// The descriptor to poll and for what, while connecting or connected. Not while waiting
+    /// to reconnect: a socket left open by a CONNACK timeout is not serviced then, and polling
+    /// it would spin on data nobody reads.
     public var pollRequest: (FileDescriptor, PollEvents)? {
-        guard state != .stopped, let socket = transport.socketDescriptor else { return nil }
+        switch state {
+        case .connecting, .connected: break
+        case .waiting, .stopped: return nil
+        }
+        guard let socket = transport.socketDescriptor else { return nil }
         return (socket, transport.wantsWrite ? [.readable, .writable] : .readable)
     }
 

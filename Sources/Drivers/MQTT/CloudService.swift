@@ -118,8 +118,8 @@ public final class CloudService: @unchecked Sendable {
         let due = [link.nextDeadline(), outbox.acknowledgementFlushDue].compactMap { $0 }.min()
         let timeout = due.map { $0 > now ? Int32(clamping: $0 - now) : 0 } ?? -1
         guard let ready = try? Poll.wait(requests, timeoutMillis: timeout) else {
-            // poll(2) itself failed (ENOMEM): do not spin.
-            usleep(100_000)
+            // poll(2) itself failed (ENOMEM): wait on a timer alone rather than spin.
+            _ = try? Poll.wait([], timeoutMillis: 100)
             return []
         }
         if !ready[0].isEmpty { wake.drain() }
