@@ -20,7 +20,13 @@ final class InputSamplerTests: XCTestCase {
         folder = AgentTestSupport.temporaryDirectory()
         store = try CarStore.open(stateDirectory: folder + "/state")
         clock = ManualClock(startMillis: 10_000)
-        hardware = try VehicleHardware.open(boardFile: nil, simulate: true, clock: clock)
+        try build(try VehicleHardware.open(boardFile: nil, simulate: true, clock: clock))
+    }
+
+    private func build(_ hardware: VehicleHardware) throws {
+        actuator?.close()
+        self.hardware?.lines.releaseAll()
+        self.hardware = hardware
         var monitor = InputMonitor(board: hardware.board)
         let initial = try InputSampler.initialStates(hardware.lines, monitor: &monitor, clock: clock)
         let events = VehicleEvents(store: store, clock: AgentClock(), log: AgentLog(prefix: "test"))
@@ -132,4 +138,44 @@ final class InputSamplerTests: XCTestCase {
         try run(for: 100)
         XCTAssertNil(sampler.nextDeadline(), "released before the hold time: no deadline left")
     }
+
+    func testAChipWithoutEdgeInterruptsIsSampledEvery10Milliseconds() throws {
+        // The same simulated chip, but its inputs offer no edge descriptor.
+        let board = hardware.board
+        actuator.close()
+        hardware.lines.releaseAll()
+        actuator = nil
+        let chip = SimulatedGPIO(clock: clock)
+        let lines = try BoardLines(board: board, backend: EdgelessBackend(chip: chip))
+        try build(VehicleHardware(board: board, boardSource: "test", lines: lines,
+                                  actuators: try LockActuators(lines: lines, clock: clock), simulated: chip))
+        XCTAssertEqual(sampler.pollSet().count, 0)
+        XCTAssertNotNil(sampler.nextDeadline(), "no edges to wait for: sampling")
+        XCTAssertEqual(try run(for: 1000), 101, "at once, then every 10 ms")
+        chip.setInput(role: "doorOpen", active: true)
+        try run(for: 50)
+        XCTAssertTrue(actuator.stateModel.doorOpen, "seen and debounced by sampling alone")
+    }
+}
+
+/// Input lines without edge reporting (a GPIO expander without an interrupt line).
+final class EdgelessBackend: GPIOBackend {
+    let chip: SimulatedGPIO
+    init(chip: SimulatedGPIO) { self.chip = chip }
+    func requestOutput(_ config: GPIOLineConfig, role: String) throws(GPIOError) -> any GPIOOutputLine {
+        try chip.requestOutput(config, role: role)
+    }
+    func requestInput(_ config: GPIOLineConfig, role: String) throws(GPIOError) -> any GPIOInputLine {
+        EdgelessInput(inner: try chip.requestInput(config, role: role))
+    }
+}
+
+final class EdgelessInput: GPIOInputLine {
+    let inner: any GPIOInputLine
+    init(inner: any GPIOInputLine) { self.inner = inner }
+    var reference: GPIOLineReference { inner.reference }
+    var edgeDescriptor: FileDescriptor? { nil }
+    func isActive() throws(GPIOError) -> Bool { try inner.isActive() }
+    func drainEdges() throws(GPIOError) -> Int { 0 }
+    func release() { inner.release() }
 }
