@@ -24,4 +24,9 @@ static inline sqlite3_destructor_type ock_sqlite_transient(void) { return SQLITE
 static inline int ock_open(const char *path, int flags, unsigned int mode) { return open(path, flags, (mode_t)mode); }
 static inline int ock_ioctl_ptr(int fd, unsigned long request, void *arg) { return ioctl(fd, request, arg); }
 
+// eventfd(2) (sys/eventfd.h is not in Swift's Glibc module): a non-blocking, close-on-exec
+// counter a poll loop sleeps on (EventCounter).
+#include <sys/eventfd.h>
+static inline int ock_eventfd_nonblocking(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
 #endif

@@ -45,6 +45,24 @@ public final class BoardLines: Sendable {
         return values
     }
 
+    /// Each input's edge descriptor (readable after a level change), in role order; inputs
+    /// whose chip cannot report edges are left out (see `allInputsReportEdges`).
+    public var inputEdgeDescriptors: [(role: InputRole, descriptor: FileDescriptor)] {
+        inputs.sorted { $0.key < $1.key }.compactMap { role, line in line.edgeDescriptor.map { (role, $0) } }
+    }
+
+    /// False when some input has no edge descriptor: the agent must then sample periodically.
+    public var allInputsReportEdges: Bool { inputs.values.allSatisfy { $0.edgeDescriptor != nil } }
+
+    /// Consumes the pending edges of `roles`; returns those that had at least one.
+    public func drainEdges(_ roles: [InputRole]) throws(GPIOError) -> Set<InputRole> {
+        var edged = Set<InputRole>()
+        for role in roles {
+            if let line = inputs[role], try line.drainEdges() > 0 { edged.insert(role) }
+        }
+        return edged
+    }
+
     /// Switches the optional feedback light; false when the board has none.
     @discardableResult
     public func setFeedbackLight(_ on: Bool) throws(GPIOError) -> Bool {

@@ -21,6 +21,14 @@ public struct Debouncer: Sendable {
         self.stable = initial
     }
 
+    /// When a pending change will have held for the whole window (sample then to confirm it);
+    /// nil while raw agrees with the stable level.
+    public var settlesAtMillis: UInt64? { pending.map { $0.since + windowMillis } }
+
+    /// The raw level changed since the last sample even if it reads the same now (an edge
+    /// seen between samples, e.g. a bounce that came back): the run starts again.
+    public mutating func restart() { pending = nil }
+
     /// A raw level that returns to the stable one before the window ends (a contact bounce) is
     /// dropped; one that stays for at least the window is reported once.
     public mutating func feed(_ raw: Bool, atMillis now: UInt64) -> DebouncedChange? {

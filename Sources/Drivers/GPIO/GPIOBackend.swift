@@ -7,7 +7,8 @@ public protocol GPIOBackend: Sendable {
     /// what the line falls back to when the process exits and libgpiod releases it.
     func requestOutput(_ config: GPIOLineConfig, role: String) throws(GPIOError) -> any GPIOOutputLine
 
-    /// Requests `config` as an input with the configured bias.
+    /// Requests `config` as an input with the configured bias, reporting both edges on its
+    /// `edgeDescriptor` where the chip can.
     func requestInput(_ config: GPIOLineConfig, role: String) throws(GPIOError) -> any GPIOInputLine
 }
 
@@ -23,6 +24,13 @@ public protocol GPIOOutputLine: Sendable {
 public protocol GPIOInputLine: Sendable {
     var reference: GPIOLineReference { get }
     func isActive() throws(GPIOError) -> Bool
+    /// Becomes readable when the level changed (an edge either way), so a loop sleeps on it
+    /// instead of sampling; nil when this line cannot report edges and must be sampled.
+    var edgeDescriptor: FileDescriptor? { get }
+    /// Consumes the edges reported so far (the descriptor is quiet again until the next one);
+    /// returns how many there were. Read the level afterwards, never the other way round, so
+    /// an edge between the two is never lost.
+    func drainEdges() throws(GPIOError) -> Int
     func release()
 }
 

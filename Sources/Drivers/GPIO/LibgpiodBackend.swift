@@ -1,6 +1,9 @@
 // The real backend over libgpiod v1.6 (the character-device API; sysfs GPIO is gone from
 // Raspberry Pi kernels since 6.6). libgpiod objects are not thread-safe, so every call into the
 // library happens under one lock; GPIO calls are a few microseconds, contention is irrelevant.
+// Inputs are requested for both-edge events, so the agent sleeps on each line's event
+// descriptor; a line whose chip cannot raise edge interrupts falls back to a plain input
+// (no descriptor: the agent samples it).
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -51,7 +54,7 @@ public final class LibgpiodBackend: GPIOBackend {
         let reference = GPIOLineReference(role: role, chip: config.chip, line: config.line)
         let key = LineKey(chip: config.chip, line: config.line)
         let flags = Self.requestFlags(config, output: output)
-        try state.withLock { (state: inout State) throws(GPIOError) in
+        let edgeDescriptor = try state.withLock { (state: inout State) throws(GPIOError) -> FileDescriptor? in
             // Two roles on one line is a board-file error caught at parse time; this catches
             // the same line requested twice through the API.
             if state.lines[key] != nil { throw .lineBusy(reference, consumer: gpioConsumer(role: role)) }
@@ -64,9 +67,17 @@ public final class LibgpiodBackend: GPIOBackend {
             let consumer = gpioConsumer(role: role)
             // Outputs start at logical 0, the inactive (safe) level, set atomically with the
             // direction by the kernel, so the line never glitches active.
-            let result = output
-                ? gpiod_line_request_output_flags(line, consumer, flags, 0)
-                : gpiod_line_request_input_flags(line, consumer, flags)
+            var result: Int32
+            var events = false
+            if output {
+                result = gpiod_line_request_output_flags(line, consumer, flags, 0)
+            } else {
+                result = gpiod_line_request_both_edges_events_flags(line, consumer, flags)
+                events = result == 0
+                // Busy is busy either way; anything else (no interrupt on this chip) gets a
+                // plain input the agent samples.
+                if result != 0 && errno != EBUSY { result = gpiod_line_request_input_flags(line, consumer, flags) }
+            }
             guard result == 0 else {
                 let failure = Errno.current("request line")
                 if failure.rawValue == EBUSY {
@@ -77,8 +88,19 @@ public final class LibgpiodBackend: GPIOBackend {
                 throw .requestRejected(reference, errno: failure)
             }
             state.lines[key] = line
+            guard events else { return nil }
+            // Non-blocking, so draining stops at EAGAIN instead of waiting for the next edge.
+            let fd = gpiod_line_event_get_fd(line)
+            let fileFlags = fd >= 0 ? fcntl(fd, F_GETFL) : -1
+            guard fileFlags >= 0, fcntl(fd, F_SETFL, fileFlags | O_NONBLOCK) == 0 else {
+                let failure = Errno.current("event descriptor")
+                gpiod_line_release(line)
+                state.lines[key] = nil
+                throw .ioFailed(reference, operation: "event descriptor", errno: failure)
+            }
+            return FileDescriptor(rawValue: fd)
         }
-        return LibgpiodLine(backend: self, reference: reference)
+        return LibgpiodLine(backend: self, reference: reference, edgeDescriptor: edgeDescriptor)
     }
 
     private static func openChip(_ address: GPIOChipAddress, role: String, cache: inout [String: OpaquePointer]) throws(GPIOError) -> OpaquePointer {
@@ -141,6 +163,24 @@ public final class LibgpiodBackend: GPIOBackend {
         }
     }
 
+    /// Reads every queued edge event of an event-requested line (the kernel keeps up to 16 per
+    /// line, more are dropped: the level read afterwards is what counts).
+    fileprivate func drainEdges(_ reference: GPIOLineReference) throws(GPIOError) -> Int {
+        try withLine(reference) { (line: OpaquePointer) throws(GPIOError) -> Int in
+            var events = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
+            var total = 0
+            while true {
+                let n = events.withUnsafeMutableBufferPointer { gpiod_line_event_read_multiple(line, $0.baseAddress, UInt32($0.count)) }
+                if n < 0 {
+                    if errno == EAGAIN || errno == EWOULDBLOCK { return total }
+                    throw .ioFailed(reference, operation: "read edge events", errno: Errno.current("gpiod_line_event_read_multiple"))
+                }
+                total += Int(n)
+                if n < events.count { return total }
+            }
+        }
+    }
+
     fileprivate func release(_ reference: GPIOLineReference) {
         state.withLock { state in
             if let line = state.lines.removeValue(forKey: LineKey(chip: reference.chip, line: reference.line)) {
@@ -163,10 +203,17 @@ public final class LibgpiodBackend: GPIOBackend {
 final class LibgpiodLine: GPIOOutputLine, GPIOInputLine {
     let backend: LibgpiodBackend
     let reference: GPIOLineReference
+    let edgeDescriptor: FileDescriptor?
 
-    init(backend: LibgpiodBackend, reference: GPIOLineReference) {
+    init(backend: LibgpiodBackend, reference: GPIOLineReference, edgeDescriptor: FileDescriptor?) {
         self.backend = backend
         self.reference = reference
+        self.edgeDescriptor = edgeDescriptor
+    }
+
+    func drainEdges() throws(GPIOError) -> Int {
+        guard edgeDescriptor != nil else { return 0 }
+        return try backend.drainEdges(reference)
     }
 
     func setActive(_ active: Bool) throws(GPIOError) { try backend.setValue(reference, active: active) }

@@ -1,6 +1,8 @@
 // A simulated GPIO chip for tests and --simulate: outputs record every level change with the
 // clock's time, inputs are set from outside, and optional feedback wiring lets a lock or unlock
-// pulse move the lock-state input the way a real actuator's switch would.
+// pulse move the lock-state input the way a real actuator's switch would. Every requested
+// input has an eventfd that becomes readable when its level changes, the descriptor shape of a
+// libgpiod line-event request, so the agent sleeps on the simulated chip exactly as on a real one.
 import Synchronization
 
 public final class SimulatedGPIO: GPIOBackend {
@@ -31,6 +33,8 @@ public final class SimulatedGPIO: GPIOBackend {
         var config: GPIOLineConfig
         var role: String
         var isOutput: Bool
+        /// Inputs only: raised on every level change (the simulated edge interrupt).
+        var edges: EventCounter?
     }
 
     private struct Feedback {
@@ -79,10 +83,16 @@ public final class SimulatedGPIO: GPIOBackend {
         }
         guard config.line < lineCount else { throw .lineOutOfRange(reference, lineCount: lineCount) }
         let now = clock.nowMillis()
+        let edges: EventCounter?
+        do throws(Errno) {
+            edges = output ? nil : try EventCounter()
+        } catch {
+            throw .ioFailed(reference, operation: "request edge events", errno: error)
+        }
         try state.withLock { (state: inout State) throws(GPIOError) in
             let key = LineKey(config)
             if let holder = state.requested[key] { throw .lineBusy(reference, consumer: gpioConsumer(role: holder.role)) }
-            state.requested[key] = Requested(config: config, role: role, isOutput: output)
+            state.requested[key] = Requested(config: config, role: role, isOutput: output, edges: edges)
             if output {
                 // Requested at the inactive level, like the real backend.
                 let physical = config.activeLow
@@ -91,7 +101,7 @@ public final class SimulatedGPIO: GPIOBackend {
                                                  physicalHigh: physical, atMillis: now, initial: true))
             }
         }
-        return SimulatedLine(chip: self, reference: reference, config: config)
+        return SimulatedLine(chip: self, reference: reference, config: config, edges: edges)
     }
 
     // MARK: - Line operations, called by SimulatedLine
@@ -109,7 +119,7 @@ public final class SimulatedGPIO: GPIOBackend {
             if active, let feedback = state.feedback, !state.feedbackBroken {
                 if key == feedback.lock || key == feedback.unlock {
                     let locked = key == feedback.lock
-                    state.physical[LineKey(feedback.lockState)] = locked != feedback.lockState.activeLow
+                    Self.drive(&state, LineKey(feedback.lockState), physical: locked != feedback.lockState.activeLow)
                 }
             }
         }
@@ -127,6 +137,14 @@ public final class SimulatedGPIO: GPIOBackend {
         state.withLock { state in _ = state.requested.removeValue(forKey: LineKey(config)) }
     }
 
+    /// Applies an electrical level from the outside world; a requested input that changes
+    /// level reports an edge, as the kernel would.
+    private static func drive(_ state: inout State, _ key: LineKey, physical: Bool) {
+        let before = state.requested[key].map { physicalLevel(state, key: key, config: $0.config) }
+        state.physical[key] = physical
+        if let line = state.requested[key], !line.isOutput, before != physical { line.edges?.signal() }
+    }
+
     /// An undriven input reads its pull resistor; with no pull it reads low here (real lines float).
     private static func physicalLevel(_ state: State, key: LineKey, config: GPIOLineConfig) -> Bool {
         state.physical[key] ?? (config.bias == .pullUp)
@@ -136,7 +154,7 @@ public final class SimulatedGPIO: GPIOBackend {
 
     /// Applies a logical level to an input from the outside (a door switch closing, a button press).
     public func setInput(_ config: GPIOLineConfig, active: Bool) {
-        state.withLock { $0.physical[LineKey(config)] = active != config.activeLow }
+        state.withLock { Self.drive(&$0, LineKey(config), physical: active != config.activeLow) }
     }
 
     /// Sets an input by the role it was requested for; false if no such input is requested.
@@ -144,7 +162,7 @@ public final class SimulatedGPIO: GPIOBackend {
     public func setInput(role: String, active: Bool) -> Bool {
         state.withLock { state in
             guard let entry = state.requested.first(where: { $0.value.role == role && !$0.value.isOutput }) else { return false }
-            state.physical[entry.key] = active != entry.value.config.activeLow
+            Self.drive(&state, entry.key, physical: active != entry.value.config.activeLow)
             return true
         }
     }
@@ -190,11 +208,19 @@ final class SimulatedLine: GPIOOutputLine, GPIOInputLine {
     let chip: SimulatedGPIO
     let reference: GPIOLineReference
     let config: GPIOLineConfig
+    private let edges: EventCounter?
 
-    init(chip: SimulatedGPIO, reference: GPIOLineReference, config: GPIOLineConfig) {
+    init(chip: SimulatedGPIO, reference: GPIOLineReference, config: GPIOLineConfig, edges: EventCounter?) {
         self.chip = chip
         self.reference = reference
         self.config = config
+        self.edges = edges
+    }
+
+    var edgeDescriptor: FileDescriptor? { edges?.descriptor }
+    func drainEdges() throws(GPIOError) -> Int {
+        guard chip.isRequested(config) else { throw .released(reference) }
+        return Int(clamping: edges?.drain() ?? 0)
     }
 
     func setActive(_ active: Bool) throws(GPIOError) { try chip.set(config, reference: reference, active: active) }

@@ -2,8 +2,13 @@
 // presence (birth, will, clean offline), and drains the durable outbox into the broker,
 // deleting a message only when the broker's v5 acknowledgement says it was accepted.
 //
-// Single-threaded by design: one owner thread calls `step` in a loop. Time and randomness
-// are injected so the reconnect schedule is testable without waiting.
+// Single-threaded by design: one owner thread drives it. Time and randomness are injected so
+// the reconnect schedule is testable without waiting. Two ways to drive it:
+// - `step(nowMillis:serviceMillis:)`: a blocking service pass and an outbox read every call
+//   (tests with a scripted transport, tools);
+// - readiness (CloudService): poll `pollRequest` until `nextDeadline`, then
+//   `step(nowMillis:readable:writable:)`, which never blocks and reads the outbox only after
+//   `outboxChanged()`, a (re)connect, or while the window held back messages still waiting.
 
 public struct CloudLinkSettings: Sendable {
     public var vehicleID: String
@@ -55,6 +60,9 @@ public final class CloudLink {
     public private(set) var lastError: String?
     /// A CONNACK must arrive within this long after a connect call.
     public var connectTimeoutMillis: UInt64 = 15_000
+    /// The outbox may hold messages not yet handed over: read it at the next pump. Cleared
+    /// when a read came back short (all handed over), set by `outboxChanged()` and (re)connects.
+    public private(set) var outboxDirty = true
 
     public init(settings: CloudLinkSettings, transport: MQTTTransport, outbox: OutboxStore,
                 nextBirthSequence: @escaping () throws -> UInt64, unitRandom: @escaping () -> Double,
@@ -71,6 +79,44 @@ public final class CloudLink {
 
     /// One pass: connect when due, move bytes for up to `serviceMillis`, pump the outbox.
     public func step(nowMillis: UInt64, serviceMillis: Int32 = 100) -> [CloudLinkReport] {
+        outboxDirty = true
+        return advance(nowMillis: nowMillis) { transport.service(timeoutMillis: serviceMillis) }
+    }
+
+    /// One readiness pass, never blocking: connect when due, read and write what the socket is
+    /// ready for, keepalive when due, and pump the outbox if it may hold something new.
+    public func step(nowMillis: UInt64, readable: Bool, writable: Bool) -> [CloudLinkReport] {
+        advance(nowMillis: nowMillis) { transport.service(readable: readable, writable: writable, nowMillis: nowMillis) }
+    }
+
+    /// New rows were committed to the outbox (the store's OutboxObserver): read it at the next pass.
+    public func outboxChanged() { outboxDirty = true }
+
+    /// The descriptor to poll and for what, while connecting or connected. Not while waiting
+    /// to reconnect: a socket left open by a CONNACK timeout is not serviced then, and polling
+    /// it would spin on data nobody reads.
+    public var pollRequest: (FileDescriptor, PollEvents)? {
+        switch state {
+        case .connecting, .connected: break
+        case .waiting, .stopped: return nil
+        }
+        guard let socket = transport.socketDescriptor else { return nil }
+        return (socket, transport.wantsWrite ? [.readable, .writable] : .readable)
+    }
+
+    /// When the next readiness pass is due without any descriptor being ready: the reconnect
+    /// time, the CONNACK timeout, or the keepalive housekeeping. nil: only when ready.
+    public func nextDeadline() -> UInt64? {
+        let housekeeping = transport.nextHousekeepingMillis()
+        switch state {
+        case .stopped: return nil
+        case .waiting(let until): return until
+        case .connecting(let since): return min(since + connectTimeoutMillis, housekeeping ?? .max)
+        case .connected: return housekeeping
+        }
+    }
+
+    private func advance(nowMillis: UInt64, service: () -> (events: [MQTTEvent], error: MQTTError?)) -> [CloudLinkReport] {
         var reports: [CloudLinkReport] = []
         switch state {
         case .stopped:
@@ -87,12 +133,12 @@ public final class CloudLink {
         case .connected:
             break
         }
-        let (events, error) = transport.service(timeoutMillis: serviceMillis)
+        let (events, error) = service()
         for event in events { handle(event, nowMillis: nowMillis, reports: &reports) }
         if let error, state != .stopped, !isWaiting {
             scheduleRetry(nowMillis: nowMillis, because: error.description, lost: state == .connected, reports: &reports)
         }
-        if state == .connected { pump(nowMillis: nowMillis, reports: &reports) }
+        if state == .connected && outboxDirty { pump(nowMillis: nowMillis, reports: &reports) }
         return reports
     }
 
@@ -151,6 +197,7 @@ public final class CloudLink {
             // in-flight ID: refused messages and the ones held behind them sit below it, and
             // would wait for a reconnect that happens to have nothing in flight.
             handedUpTo = 0
+            outboxDirty = true
             try? outbox.releaseRefusals()
             for filter in settings.subscriptions { try? transport.subscribe(filter, qos: 1) }
             _ = try? transport.publish(MQTTPublish(topic: settings.statusTopic, payload: PresencePayload.encode(state: "online", birth: birth),
@@ -183,12 +230,16 @@ public final class CloudLink {
         guard room > 0, inFlight.isEmpty || room >= max(1, settings.window / 4) else { return }
         let batch: [OutboxMessage]
         let handed = Set(inFlight.values.lazy.map(\.id).filter { $0 > self.handedUpTo })
+        let limit = room + handed.count
         do {
-            batch = try outbox.pending(afterID: handedUpTo, limit: room + handed.count)
+            batch = try outbox.pending(afterID: handedUpTo, limit: limit)
         } catch {
             lastError = "outbox read: \(error)"
             return
         }
+        // A short read saw everything after handedUpTo: once it is handed over, nothing is
+        // left to read until the store says otherwise. A full one may have left some behind.
+        let sawAll = batch.count < limit
         var published = 0
         for message in batch {
             if handed.contains(message.id) {
@@ -208,6 +259,7 @@ public final class CloudLink {
                 return
             }
         }
+        if sawAll { outboxDirty = false }
     }
 }
 

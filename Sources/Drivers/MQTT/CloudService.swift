@@ -1,5 +1,13 @@
 // Runs a CloudLink on a thread of its own (not libmosquitto's): the agent's main loop never
 // waits on the network, and a dead connection is noticed and retried by our code, forever.
+//
+// The thread sleeps in poll(2) on the broker socket (writable only while libmosquitto has bytes
+// queued) and a wake eventfd, with a timeout from the next thing due: the reconnect time, the
+// CONNACK timeout, the keepalive, or the acknowledgement flush while acknowledgements are
+// buffered. The store raises the wake descriptor when a committed write added outbox rows, and
+// stop() raises it to end the thread; the outbox is read only then (or when acknowledgements
+// freed window room for messages held back). An idle car costs this thread about two wake-ups
+// per keepalive interval and no SQLite reads.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +32,14 @@ public final class CloudService: @unchecked Sendable {
     private let onInbound: @Sendable (InboundEnvelope) -> Void
     private let log: @Sendable (String) -> Void
     private let stopRequested = Mutex(false)
+    /// Raised by stop() and by the store after a commit that enqueued outbox rows.
+    private let wake: EventCounter
+    private let outboxSignal: OutboxSignal
     private let snapshotBox = Mutex(CloudSnapshot())
+    /// Connect failures are logged (and stored as the outbox's last error) when they start or
+    /// change, not on every retry of a long outage. Service thread only.
+    private var failures = RepeatFilter()
+    private var flushFailures = RepeatFilter()
     private var thread = pthread_t()
     private var running = false
 
@@ -33,6 +48,9 @@ public final class CloudService: @unchecked Sendable {
         let topics = CloudTopics(vehicleID: vehicleID)
         let outbox = SQLiteOutbox(store: store)
         self.outbox = outbox
+        let wake = try EventCounter()
+        self.wake = wake
+        outboxSignal = OutboxSignal(wake: wake)
         self.gate = InboundGate(topics: topics, store: store)
         self.onInbound = onInbound
         self.log = log
@@ -43,6 +61,7 @@ public final class CloudService: @unchecked Sendable {
                          unitRandom: { Double((try? SystemRandom().randomBytes(4)).map { $0.reduce(0) { $0 << 8 | UInt32($1) } } ?? 0) / 4_294_967_296 })
         // From now on every audit event is also queued for the cloud, in the same transaction
         // (those appended before, at start-up or while offline, first).
+        store.observeOutbox(outboxSignal)
         try store.routeEvents(EventPayload.router(topics))
     }
 
@@ -61,35 +80,71 @@ public final class CloudService: @unchecked Sendable {
     /// Publishes "offline", disconnects cleanly and joins the thread.
     public func stop() {
         stopRequested.withLock { $0 = true }
+        wake.signal()
         if running { pthread_join(thread, nil) }
         running = false
+        outbox.store.observeOutbox(nil)
     }
 
     private func runLoop() {
+        var readiness: PollEvents = []
         while !stopRequested.withLock({ $0 }) {
-            let reports = link.step(nowMillis: monotonicNow(), serviceMillis: 50)
+            let now = monotonicNow()
+            if outboxSignal.take() { link.outboxChanged() }
+            let reports = link.step(nowMillis: now, readable: !readiness.isDisjoint(with: [.readable, .hangUp, .error]),
+                                    writable: readiness.contains(.writable))
             for report in reports { handle(report) }
-            snapshotBox.withLock { snapshot in
-                snapshot.connected = link.state == .connected
-                snapshot.birth = link.birth
-                snapshot.lastError = link.lastError
-                snapshot.inboundAccepted = gate.counters.accepted
-                snapshot.inboundRejected = gate.counters.rejected.values.reduce(0, +)
+            if let due = outbox.acknowledgementFlushDue, now >= due {
+                do {
+                    try outbox.flushAcknowledgements()
+                    _ = flushFailures.end()
+                } catch {
+                    // Retried every second while it fails (a full disk): logged when it starts or changes.
+                    if let line = flushFailures.admit("\(error)") { log("cloud: outbox acknowledgements not deleted yet: \(line); retried") }
+                }
             }
-            if case .waiting = link.state { usleep(50_000) }
+            publishSnapshot()
+            readiness = wait(now: now)
         }
         link.stop(clock: monotonicNow)
         try? outbox.flushAcknowledgements()
     }
 
+    /// Sleeps until the socket is ready, the wake descriptor is raised or the next deadline;
+    /// returns the socket's readiness (empty when something else ended the wait).
+    private func wait(now: UInt64) -> PollEvents {
+        var requests = [(wake.descriptor, PollEvents.readable)]
+        if let socket = link.pollRequest { requests.append(socket) }
+        let due = [link.nextDeadline(), outbox.acknowledgementFlushDue].compactMap { $0 }.min()
+        let timeout = due.map { $0 > now ? Int32(clamping: $0 - now) : 0 } ?? -1
+        guard let ready = try? Poll.wait(requests, timeoutMillis: timeout) else {
+            // poll(2) itself failed (ENOMEM): wait on a timer alone rather than spin.
+            _ = try? Poll.wait([], timeoutMillis: 100)
+            return []
+        }
+        if !ready[0].isEmpty { wake.drain() }
+        return requests.count > 1 ? ready[1] : []
+    }
+
+    private func publishSnapshot() {
+        let current = CloudSnapshot(connected: link.state == .connected, birth: link.birth, lastError: link.lastError,
+                                    inboundAccepted: gate.counters.accepted,
+                                    inboundRejected: gate.counters.rejected.values.reduce(0, +))
+        snapshotBox.withLock { $0 = current }
+    }
+
     private func handle(_ report: CloudLinkReport) {
         switch report {
         case .connected(let birth, let sessionPresent):
-            log("cloud: connected (birth \(birth), session \(sessionPresent ? "resumed" : "new"))")
+            let repeats = failures.end()
+            log("cloud: connected (birth \(birth), session \(sessionPresent ? "resumed" : "new"))"
+                + (repeats > 0 ? "; \(repeats) repeated connect failures were not logged" : ""))
         case .connectFailed(let reason, let retry):
-            log("cloud: connect failed: \(reason); retry in \(retry) ms")
+            guard let line = failures.admit(reason) else { return }
+            log("cloud: connect failed: \(line); retry in \(retry) ms")
             try? outbox.setLastError(reason)
         case .connectionLost(let reason, let retry):
+            _ = failures.end()
             log("cloud: connection lost: \(reason); retry in \(retry) ms")
             try? outbox.setLastError(reason)
         case .refused(let id, let topic, let code):
@@ -101,6 +156,25 @@ public final class CloudService: @unchecked Sendable {
             }
         }
     }
+}
+
+/// The store's OutboxObserver for the cloud thread: remembers that rows were enqueued and
+/// raises the thread's wake descriptor. Runs on the committing thread: one atomic store, one
+/// eventfd write.
+final class OutboxSignal: OutboxObserver {
+    private let pending = Atomic<Bool>(false)
+    private let wake: EventCounter
+
+    init(wake: EventCounter) { self.wake = wake }
+
+    func outboxEnqueued() {
+        pending.store(true, ordering: .releasing)
+        wake.signal()
+    }
+
+    /// True once per burst of enqueues: taken before the outbox is read, so a commit after the
+    /// read raises it again.
+    func take() -> Bool { pending.exchange(false, ordering: .acquiringAndReleasing) }
 }
 
 func monotonicNow() -> UInt64 {

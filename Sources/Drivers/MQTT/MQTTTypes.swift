@@ -98,4 +98,29 @@ public protocol MQTTTransport: AnyObject {
     func subscribe(_ topicFilter: String, qos: Int32) throws
     /// A clean DISCONNECT (the broker discards the will).
     func disconnect()
+
+    // Readiness-driven use (CloudService): the owner polls the socket and calls back.
+
+    /// The connection's socket while there is one: poll it for `.readable`, and `.writable`
+    /// too while `wantsWrite`.
+    var socketDescriptor: FileDescriptor? { get }
+    /// True while bytes are queued for the socket (a publish, an acknowledgement, a ping).
+    var wantsWrite: Bool { get }
+    /// Never blocks: reads if `readable`, writes if `writable`, and runs the keepalive
+    /// housekeeping when it is due; reports like `service(timeoutMillis:)`.
+    func service(readable: Bool, writable: Bool, nowMillis: UInt64) -> (events: [MQTTEvent], error: MQTTError?)
+    /// When the keepalive housekeeping (a ping, or giving up on a missing ping response) is
+    /// next due, in monotonic milliseconds; nil without a connection.
+    func nextHousekeepingMillis() -> UInt64?
+}
+
+/// Transports without a socket of their own (scripted ones in tests) are serviced with a zero
+/// timeout whenever their owner looks.
+extension MQTTTransport {
+    public var socketDescriptor: FileDescriptor? { nil }
+    public var wantsWrite: Bool { false }
+    public func service(readable: Bool, writable: Bool, nowMillis: UInt64) -> (events: [MQTTEvent], error: MQTTError?) {
+        service(timeoutMillis: 0)
+    }
+    public func nextHousekeepingMillis() -> UInt64? { nil }
 }

@@ -3,6 +3,13 @@
 // Why not mosquitto_loop_start: in 2.0.11 its thread returns for good on DNS, TLS and
 // protocol errors, so a car would go silent until rebooted. Here the owner calls `service`
 // on its own thread and decides about reconnecting (see CloudConnection).
+//
+// CloudService drives it by readiness: it polls `socketDescriptor` (writable only while
+// `wantsWrite`) and calls `service(readable:writable:nowMillis:)`, which runs
+// mosquitto_loop_read/write and, only when the keepalive is due, mosquitto_loop_misc. The
+// keepalive deadline is tracked here from when we last read and wrote, mirroring libmosquitto's
+// own rule (ping when nothing went out or came in for the keepalive interval), so an idle link
+// wakes about twice per keepalive interval (ping out, response in) instead of every 50 ms.
 import CMosquitto
 #if canImport(Glibc)
 import Glibc
@@ -61,6 +68,10 @@ public final class MosquittoTransport: MQTTTransport {
     /// Filled by the C callbacks during mosquitto_loop, drained by `service`.
     fileprivate var pending: [MQTTEvent] = []
     private var everConnected = false
+    /// Monotonic milliseconds of our last read, last write and last housekeeping call.
+    private var lastReadMillis: UInt64 = 0
+    private var lastWriteMillis: UInt64 = 0
+    private var lastHousekeepingMillis: UInt64 = 0
 
     public init(options: MQTTConnectOptions) throws {
         precondition(libraryReady)
@@ -115,6 +126,50 @@ public final class MosquittoTransport: MQTTTransport {
             if rc == MOSQ_ERR_SUCCESS.rawValue { everConnected = true }
         }
         try check(rc, "connect to \(options.endpoint)")
+        // libmosquitto starts its keepalive clock at connect.
+        let now = monotonicNow()
+        (lastReadMillis, lastWriteMillis, lastHousekeepingMillis) = (now, now, now)
+    }
+
+    public var socketDescriptor: FileDescriptor? {
+        let fd = mosquitto_socket(handle)
+        return fd >= 0 ? FileDescriptor(rawValue: fd) : nil
+    }
+
+    public var wantsWrite: Bool { mosquitto_want_write(handle) }
+
+    public func service(readable: Bool, writable: Bool, nowMillis now: UInt64) -> (events: [MQTTEvent], error: MQTTError?) {
+        var rc = MOSQ_ERR_SUCCESS.rawValue
+        if readable {
+            // Reads as many packets as libmosquitto has QoS messages outstanding (2.0.11), and
+            // carries on a TLS handshake in progress.
+            rc = mosquitto_loop_read(handle, 1)
+            lastReadMillis = now
+        }
+        if rc == MOSQ_ERR_SUCCESS.rawValue, writable, mosquitto_socket(handle) >= 0 {
+            rc = mosquitto_loop_write(handle, 1)
+            lastWriteMillis = now
+        }
+        if rc == MOSQ_ERR_SUCCESS.rawValue, let due = nextHousekeepingMillis(), now >= due {
+            let quiet = !mosquitto_want_write(handle)
+            rc = mosquitto_loop_misc(handle)
+            lastHousekeepingMillis = now
+            // A ping was queued: libmosquitto restarts its "nothing came in" clock here, so
+            // the next check is one keepalive later (when a missing response means a dead link).
+            if quiet && mosquitto_want_write(handle) { lastReadMillis = now }
+        }
+        let events = pending
+        pending.removeAll()
+        if rc == MOSQ_ERR_SUCCESS.rawValue { return (events, nil) }
+        return (events, MQTTError(code: rc, message: Self.describe(rc)))
+    }
+
+    public func nextHousekeepingMillis() -> UInt64? {
+        guard mosquitto_socket(handle) >= 0, options.keepaliveSeconds > 0 else { return nil }
+        let keepalive = UInt64(options.keepaliveSeconds) * 1000
+        // At most once a second: libmosquitto counts whole seconds, so a check that finds
+        // nothing due yet is repeated a second later rather than at once.
+        return max(min(lastReadMillis, lastWriteMillis) + keepalive, lastHousekeepingMillis + 1000)
     }
 
     public func service(timeoutMillis: Int32) -> (events: [MQTTEvent], error: MQTTError?) {

@@ -23,6 +23,8 @@ public final class CarStore: Sendable {
     private let clock: EventClock
     /// Routes appended events into the outbox (installed by the cloud link).
     private let router = Mutex<(any EventRouter)?>(nil)
+    /// Told when a committed write added outbox rows (installed by the cloud link).
+    private let outboxObserver = Mutex<(any OutboxObserver)?>(nil)
     /// Tamper findings already reported by this process (see `TamperFinding`).
     private let reported = Mutex<Set<TamperFinding>>([])
     /// The budget keeper; nil for tools that open the store without a budget.
@@ -122,15 +124,17 @@ public final class CarStore: Sendable {
 
     private func attempt<T>(writing: Bool, critical: inout Bool, _ body: (StoreTransaction) throws -> T) throws -> T {
         var findings = [TamperFinding]()
+        var enqueued = false
         let result: T
         do {
             let step = { (connection: Connection) throws -> T in
                 let store = StoreTransaction(connection: connection, sealer: self.sealer, random: self.random,
                                              router: self.currentRouter())
-                defer { findings = store.findings; critical = store.securityCritical }
+                defer { findings = store.findings; critical = store.securityCritical; enqueued = store.enqueuedOutbox }
                 return try body(store)
             }
             result = writing ? try database.transaction(step) : try database.read(step)
+            if enqueued { notifyOutbox() }
         } catch {
             // Report, but the caller's error is the one that matters (often `.tampered` itself).
             try? report(findings)
@@ -145,7 +149,7 @@ public final class CarStore: Sendable {
         let fresh = reported.withLock { seen in findings.filter { !seen.contains($0) } }
         guard !fresh.isEmpty else { return }
         let route = currentRouter()
-        try database.transaction { connection in
+        let enqueued = try database.transaction { connection in
             let transaction = StoreTransaction(connection: connection, sealer: sealer, random: random, router: route)
             for finding in Set(fresh) {
                 _ = try transaction.appendEvent(NewEvent(
@@ -153,8 +157,20 @@ public final class CarStore: Sendable {
                     fault: EventFault(name: "recordTampered"),
                     detailJSON: JSONText.object([("recordKind", finding.kind.rawValue), ("recordID", finding.id.hexString)])))
             }
+            return transaction.enqueuedOutbox
         }
+        if enqueued { notifyOutbox() }
         reported.withLock { $0.formUnion(fresh) }
+    }
+
+    /// Installs (or removes, nil) the observer told after each committed write that added
+    /// outbox rows.
+    public func observeOutbox(_ observer: (any OutboxObserver)?) {
+        outboxObserver.withLock { $0 = observer }
+    }
+
+    private func notifyOutbox() {
+        outboxObserver.withLock { $0 }?.outboxEnqueued()
     }
 
     /// From now on every appended event also goes into the outbox as `route(event)` says

@@ -27,6 +27,8 @@ public final class StoreTransaction {
     /// Set by writes security depends on (keychain rows, the identity, critical events): when
     /// such a transaction meets a full disk, the store may spend its reserve on it.
     private(set) var securityCritical = false
+    /// Set by `enqueue`: the store tells its OutboxObserver once this transaction commits.
+    var enqueuedOutbox = false
 
     /// Maps each appended event to its outbox message (set by the cloud link), or nil.
     private let router: (any EventRouter)?

@@ -1,7 +1,10 @@
-// Samples the board's inputs every 10 ms on the agent loop (LoopSource, by timeout: libgpiod
-// v1 edge events would need a descriptor per line for four slow switches), debounces them
-// through InputMonitor, updates the vehicle state, logs and records changes, and reports the
-// pairing button's long press.
+// Reads the board's inputs on the agent loop (LoopSource) when they change: the loop sleeps on
+// each input's edge descriptor (libgpiod line events, or the simulated chip's eventfd), samples
+// after an edge, and again only at the deadlines debouncing needs (the 30 ms window after an
+// edge, the 5 s pairing-button hold while the button is down). An idle car therefore costs no
+// wake-ups here. A chip that cannot report edges on some line falls back to sampling every
+// 10 ms. Changes are debounced through InputMonitor, update the vehicle state, are logged and
+// recorded, and the pairing button's long press is reported.
 //
 // A loose wire can make an input flap faster than anyone reads the log, and every row is a
 // synced write that is also published to the cloud, so each input records at most
@@ -9,7 +12,11 @@
 import Drivers
 
 final class InputSampler: LoopSource {
+    /// Sampling period for inputs without an edge descriptor (a chip without edge interrupts).
     static let intervalMillis: UInt64 = 10
+    /// After a failing read or drain, the next attempt (edges are not polled until then, so a
+    /// descriptor that stays readable cannot spin the loop).
+    static let retryMillis: UInt64 = 1000
     static let maxRowsPerWindow = 20
     static let windowMillis: UInt64 = 60_000
     /// A failing read is logged at most this often.
@@ -20,7 +27,14 @@ final class InputSampler: LoopSource {
     private let clock: any MonotonicClock
     private let log: AgentLog
     private var monitor: InputMonitor
+    /// Inputs with an edge descriptor, in poll order.
+    private let edgeLines: [(role: InputRole, descriptor: FileDescriptor)]
+    /// True when some input has no edge descriptor and must be sampled periodically.
+    private let sampling: Bool
+    /// The next periodic sample (sampling only).
     private var nextSample: UInt64
+    /// Set after a failure: no edges are polled and nothing is read before this time.
+    private var retryAt: UInt64?
     private var lastErrorLogged: UInt64?
     private var rows: [InputRole: (windowStart: UInt64, count: Int, suppressed: Int)] = [:]
 
@@ -35,7 +49,10 @@ final class InputSampler: LoopSource {
         self.events = events
         self.clock = clock
         self.log = log
+        edgeLines = actuator.hardware.lines.inputEdgeDescriptors
+        sampling = !actuator.hardware.lines.allInputsReportEdges
         nextSample = clock.nowMillis()
+        if sampling { log.info("inputs: some lines cannot report edges; sampling every \(Self.intervalMillis) ms") }
     }
 
     /// Takes the first sample, which sets the states without events (InputMonitor), before
@@ -48,17 +65,31 @@ final class InputSampler: LoopSource {
     /// The debounced levels, for the console.
     var states: [InputRole: Bool] { monitor.states }
 
-    func pollSet() -> [(FileDescriptor, PollEvents)] { [] }
+    func pollSet() -> [(FileDescriptor, PollEvents)] {
+        retryAt == nil ? edgeLines.map { ($0.descriptor, .readable) } : []
+    }
 
-    func nextDeadline() -> UInt64? { nextSample }
+    func nextDeadline() -> UInt64? {
+        if let retryAt { return retryAt }
+        let settle = monitor.nextSampleMillis
+        return sampling ? min(nextSample, settle ?? .max) : settle
+    }
 
     func process(_ ready: [PollEvents], nowMillis now: UInt64) {
-        guard now >= nextSample else { return }
-        nextSample = now + Self.intervalMillis
+        // Which inputs reported an edge (empty after a timeout or while retrying).
+        let signalled = zip(edgeLines, ready).filter { !$0.1.isEmpty }.map(\.0.role)
+        let due = nextDeadline().map { now >= $0 } ?? false
+        guard due || !signalled.isEmpty else { return }
+        retryAt = nil
+        if sampling && now >= nextSample { nextSample = now + Self.intervalMillis }
         let changes: [InputEvent]
         do throws(GPIOError) {
-            changes = try monitor.sample(actuator.hardware.lines, clock: clock)
+            // Edges first, then the levels: an edge after the drain leaves the descriptor
+            // readable for the next round, so no change is missed between the two.
+            let edged = try actuator.hardware.lines.drainEdges(signalled)
+            changes = try monitor.sample(actuator.hardware.lines, clock: clock, edged: edged)
         } catch {
+            retryAt = now + Self.retryMillis
             if lastErrorLogged.map({ now - $0 >= Self.errorLogIntervalMillis }) ?? true {
                 lastErrorLogged = now
                 log.error("inputs: \(error) (logged once a minute while it lasts)")

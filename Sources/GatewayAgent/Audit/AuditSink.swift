@@ -31,7 +31,7 @@ final class AuditSink {
         let time = EventTime(seconds: record.wallSeconds, trusted: record.wallClockTrusted)
         for summary in summaries { add(summary, time: time) }
         guard verdict == .write else { return }
-        log.info("audit: \(record)")
+        log.line(record.logLevel, "audit: \(record)")
         batch.add(AuditEventMapping.event(for: record))
     }
 

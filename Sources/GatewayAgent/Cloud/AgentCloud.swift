@@ -19,7 +19,7 @@ final class AgentCloud {
         self.topics = CloudTopics(vehicleID: vehicleID.description)
         self.clock = clock
         self.log = log
-        let inbox = InboundMailbox()
+        let inbox = try InboundMailbox()
         self.inbox = inbox
         let connect = MQTTConnectOptions(endpoint: options.endpoint, clientID: vehicleID.description,
                                          keepaliveSeconds: options.keepaliveSeconds, tls: options.tls)
@@ -79,6 +79,9 @@ final class AgentCloud {
     /// Inbound messages waiting for the agent's thread.
     func takeInbound() -> [InboundEnvelope] { inbox.take() }
 
+    /// Readable while inbound messages wait (CloudInboundSource polls it on the agent loop).
+    var inboundArrived: EventCounter { inbox.arrived }
+
     var snapshot: CloudSnapshot { service.snapshot }
 
     /// "offline", clean DISCONNECT, thread joined.
@@ -90,6 +93,14 @@ final class AgentCloud {
 
 final class InboundMailbox: Sendable {
     private let messages = Mutex<[InboundEnvelope]>([])
-    func post(_ message: InboundEnvelope) { messages.withLock { $0.append(message) } }
+    /// Raised on every post, so the agent loop handles a message at once, not at its next tick.
+    let arrived: EventCounter
+
+    init() throws(Errno) { arrived = try EventCounter() }
+
+    func post(_ message: InboundEnvelope) {
+        messages.withLock { $0.append(message) }
+        arrived.signal()
+    }
     func take() -> [InboundEnvelope] { messages.withLock { list in defer { list.removeAll() }; return list } }
 }

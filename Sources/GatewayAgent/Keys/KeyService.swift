@@ -47,6 +47,9 @@ final class KeyService {
     private let log: AgentLog
     /// Keeps the store inside its budget on every tick; nil when the store has none (tests).
     var storeKeeper: StoreKeeper?
+    /// True once "waiting for a second source" was logged; the condition lasts until trusted
+    /// time is anchored, and owners' sessions keep meeting it, so it is logged when it starts.
+    private var awaitingCorroborationLogged = false
 
     init(store: CarStore, loaded: LoadedKeychain, clock: AgentClock, log: AgentLog) {
         self.store = store
@@ -86,10 +89,13 @@ final class KeyService {
             let outcome = clock.observeOwnerTimestamp(grant.phoneTimestamp, keyID: grant.keyID)
             switch outcome {
             case .anchored(let seconds):
+                awaitingCorroborationLogged = false
                 log.info("trusted time anchored at \(ISO8601.format(seconds)) by owner key \(grant.keyID)")
                 persistTrustedTime(minimumStep: 0)
             case .awaitingCorroboration:
-                log.info("trusted time: owner key \(grant.keyID) vouches for a time too far from the mark; waiting for a second source")
+                log.line(awaitingCorroborationLogged ? .debug : .info,
+                         "trusted time: owner key \(grant.keyID) vouches for a time too far from the mark; waiting for a second source")
+                awaitingCorroborationLogged = true
             case .behindMark, .alreadyTrusted:
                 break
             }

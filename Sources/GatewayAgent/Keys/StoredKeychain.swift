@@ -20,6 +20,8 @@ final class StoredKeychain {
     /// Keys whose activity changed since the last flush (agent thread only).
     private var dirtyActivity: Set<KeyID> = []
     private var lastFlushMillis: UInt64
+    /// A failing last-use write is retried every tick (a full disk): logged when it starts.
+    private var activityFlushFailing = false
 
     init(store: CarStore, keychain: Keychain, policy: ShareCertificatePolicy = .init(), log: AgentLog, nowMillis: UInt64) {
         self.store = store
@@ -86,8 +88,11 @@ final class StoredKeychain {
             try store.write { try $0.persist(changes) }
             dirtyActivity.removeAll()
             lastFlushMillis = nowMillis
+            if activityFlushFailing { log.info("keychain: last-use times written again") }
+            activityFlushFailing = false
         } catch {
-            log.info("keychain: last-use times not written (kept for the next attempt): \(error)")
+            log.line(activityFlushFailing ? .debug : .info, "keychain: last-use times not written (kept for the next attempt): \(error)")
+            activityFlushFailing = true
         }
     }
 

@@ -60,13 +60,14 @@ final class CarService {
     func handle(_ event: SimulatedLinkServer.Event) {
         switch event {
         case .connected(let link):
-            log.info("\(link) connected")
+            log.debug("\(link) connected")
         case .message(let link, let bytes):
             // Messages read before the agent closed this link are moot.
             guard server.isOpen(link), !closing.contains(link) else { return }
             execute(engine.receive(bytes, from: link, now: clock.now()))
         case .closed(let link, let reason):
-            log.info("\(link) closed: \(reason)")
+            // A phone hanging up is routine; a malformed frame or an I/O error is news.
+            log.line(reason == .peerClosed ? .debug : .info, "\(link) closed: \(reason)")
             execute(engine.linkClosed(link, now: clock.now()))
         case .refusedBusy:
             log.info("connection refused: busy (\(server.configuration.maxConnections) links open)")
@@ -154,7 +155,10 @@ final class CarService {
     }
 
     private func completion(of request: CommandRequest, _ outcome: CommandOutcome) -> [CarAction] {
-        log.info("\(request.link) \(request.command): \(outcome.summary), result \(outcome.fault?.name ?? "ok"), state \(outcome.state)")
+        // A status read that went well changes nothing: debug. Actuations and faults: info.
+        let news = request.command != .status || outcome.fault != nil
+        log.line(news ? .info : .debug,
+                 "\(request.link) \(request.command): \(outcome.summary), result \(outcome.fault?.name ?? "ok"), state \(outcome.state)")
         let actions = engine.complete(request.token, result: outcome.fault, vehicleState: outcome.state, now: clock.now())
         stateObserver?(outcome.state)
         return actions
@@ -183,7 +187,7 @@ final class CarService {
             case .audit(let record):
                 audit.record(record)
             case .authenticated(let grant):
-                log.info("\(grant.link) session established: key \(grant.keyID), \(grant.record.role), permissions \(grant.record.permissions)")
+                log.debug("\(grant.link) session established: key \(grant.keyID), \(grant.record.role), permissions \(grant.record.permissions)")
                 // Remembering a share writes the keychain with its event, synchronously: the
                 // rows before it go first so the sequence stays in order.
                 if grant.presentedCertificate != nil { audit.commit() }

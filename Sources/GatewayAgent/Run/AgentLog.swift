@@ -10,6 +10,8 @@ struct AgentLog: Sendable {
     func info(_ line: @autoclosure () -> String) { write(.info, line) }
     func warn(_ line: @autoclosure () -> String) { write(.warn, line) }
     func error(_ line: @autoclosure () -> String) { write(.error, line) }
+    /// At a level chosen at run time (per-session chatter goes to debug, news to info).
+    func line(_ level: LogLevel, _ line: @autoclosure () -> String) { write(level, line) }
 
     private func write(_ level: LogLevel, _ line: () -> String) {
         guard level >= LogLevel.threshold else { return }

@@ -71,11 +71,12 @@ struct SimulatedCar {
 
         // The cloud link is optional: the car works fully offline.
         let cloud = try options.cloud.map { try AgentCloud(options: $0, vehicleID: options.vehicleID, store: store, clock: clock, log: log) }
+        var cloudSources: [any LoopSource] = []
         if let cloud {
             cloud.start(initialState: service.vehicleState)
             service.stateObserver = { cloud.report($0) }
             let inbound = CloudInboundHandler(cloud: cloud, service: service, keys: keys, log: log)
-            service.tickObserver = { for message in cloud.takeInbound() { inbound.handle(message) } }
+            cloudSources.append(CloudInboundSource(cloud: cloud, handler: inbound))
         }
         if let cloud { console.context.cloudSnapshot = { cloud.snapshot } }
         commands.stats?.cloud = cloud
@@ -83,7 +84,7 @@ struct SimulatedCar {
         defer { service.shutdown() }
         defer { body.finishRunning() }
         try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log,
-                      sources: body.sources + console.sources + [control]).run()
+                      sources: body.sources + console.sources + [control] + cloudSources).run()
         return 0
     }
 }

@@ -4,6 +4,8 @@
 // `flushBatch` acks, or when someone asks for the depth), so a burst of PUBACKs costs one
 // fsync, not one each. A crash before that flush only means the broker sees those messages
 // again: delivery is at-least-once, and the cloud de-duplicates on the UUID in every publish.
+// `acknowledgementFlushDue` tells the cloud thread when to flush while acks are buffered (and
+// nothing while none are), so an idle link needs no timer for it.
 import Protocol
 import Synchronization
 
@@ -12,6 +14,11 @@ public final class SQLiteOutbox: OutboxStore, @unchecked Sendable {
     public let store: CarStore
     private let acknowledged = Mutex<[Int64]>([])
     private let lastFlush = Mutex<UInt64>(0)
+    /// When buffered acknowledgements must be flushed; nil while none are buffered. Changed
+    /// only while holding `acknowledged` (lock order: acknowledged, then this).
+    private let flushDue = Mutex<UInt64?>(nil)
+    /// After a failed flush (a full disk, a busy database), the next attempt.
+    public var flushRetryMillis: UInt64 = 1000
     public var flushIntervalMillis: UInt64 = 50
     public var flushBatch = 512
 
@@ -42,13 +49,21 @@ public final class SQLiteOutbox: OutboxStore, @unchecked Sendable {
     }
 
     public func acknowledge(id: Int64) throws {
-        acknowledged.withLock { $0.append(id) }
+        let interval = flushIntervalMillis
+        acknowledged.withLock { ids in
+            ids.append(id)
+            flushDue.withLock { due in if due == nil { due = monotonicNow() + interval } }
+        }
     }
+
+    /// When `flushAcknowledgements` should run (monotonic milliseconds); nil: nothing buffered.
+    public var acknowledgementFlushDue: UInt64? { flushDue.withLock { $0 } }
 
     /// Deletes acknowledged messages and advances the published-events cursor, in one commit.
     public func flushAcknowledgements() throws {
         let ids = acknowledged.withLock { ids -> [Int64] in
             defer { ids.removeAll() }
+            flushDue.withLock { $0 = nil }
             return ids
         }
         guard !ids.isEmpty else { return }
@@ -79,7 +94,11 @@ public final class SQLiteOutbox: OutboxStore, @unchecked Sendable {
             }
         } catch {
             // Keep them for the next flush rather than forget an acknowledgement.
-            acknowledged.withLock { $0.insert(contentsOf: ids, at: 0) }
+            let retry = monotonicNow() + flushRetryMillis
+            acknowledged.withLock { buffered in
+                buffered.insert(contentsOf: ids, at: 0)
+                flushDue.withLock { $0 = min($0 ?? retry, retry) }
+            }
             throw error
         }
     }

@@ -23,6 +23,7 @@ extension StoreTransaction {
                   .integer(Int64(entry.priority.rawValue)), .integer(entry.sequence),
                   entry.coalesceKey.map { .text($0) } ?? .null, .integer(nowMillis)])
         let id = connection.lastInsertRowID
+        enqueuedOutbox = true
         if let budget { try shed(toFit: budget) }
         return id
     }
