@@ -32,7 +32,8 @@ final class AgentStatsTests: XCTestCase {
         XCTAssertGreaterThan(try XCTUnwrap(before["syncs"] ?? nil), 0, "enrolment wrote to the store")
         XCTAssertEqual(before["sync-delay-us"], 0)
         XCTAssertEqual(before["outbox-depth"], 0, "no cloud link: nothing is routed to the outbox")
-        XCTAssertEqual(before["commits"], .some(nil), "not wired yet: none, never a made-up 0")
+        let commitsBefore = try XCTUnwrap(before["commits"] ?? nil, "the loop's group commit provides commits")
+        let rowsBefore = try XCTUnwrap(before["events-committed"] ?? nil)
         XCTAssertEqual(before["cloud-connected"], .some(nil), "no --mqtt")
 
         XCTAssertEqual(try car.phone("unlock", key: owner.path).firstLine, "ok")
@@ -48,6 +49,14 @@ final class AgentStatsTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(syncs, walSyncs)
         XCTAssertGreaterThan(try XCTUnwrap(after["bytes-written"] ?? nil), try XCTUnwrap(before["bytes-written"] ?? nil))
         XCTAssertGreaterThan(try XCTUnwrap(after["uptime-ms"] ?? nil), try XCTUnwrap(before["uptime-ms"] ?? nil))
+        // The session's audit rows (established, accepted, completed, closed) went through the
+        // loop's group commit: at least one commit, never more commits than rows.
+        let commits = try XCTUnwrap(after["commits"] ?? nil) - commitsBefore
+        let rows = try XCTUnwrap(after["events-committed"] ?? nil) - rowsBefore
+        XCTAssertGreaterThanOrEqual(rows, 4, "the session's four audit rows")
+        XCTAssertLessThanOrEqual(rows, appended)
+        XCTAssertGreaterThan(commits, 0)
+        XCTAssertLessThanOrEqual(commits, rows)
     }
 
     func testJSONAndNoAgent() throws {
@@ -57,7 +66,7 @@ final class AgentStatsTests: XCTestCase {
         XCTAssertEqual(json.status, 0, json.stderr)
         XCTAssertTrue(json.stdout.hasPrefix("{\"uptimeMs\":"), json.stdout)
         XCTAssertTrue(json.stdout.contains("\"eventsAppended\":"), json.stdout)
-        XCTAssertTrue(json.stdout.contains("\"commits\":null"), json.stdout)
+        XCTAssertTrue(json.stdout.contains("\"commits\":") && !json.stdout.contains("\"commits\":null"), json.stdout)
         car.stop()
         let none = try car.agentTool(["stats", "--state-dir", car.stateDir])
         XCTAssertEqual(none.status, 1)

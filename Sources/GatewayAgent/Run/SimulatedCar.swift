@@ -53,6 +53,7 @@ struct SimulatedCar {
         body.connect(service)
         let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
         commands.stats = try AgentStats(store: store)
+        commands.stats?.commitCounters = service
         let control = try ControlServer(stateDirectory: options.stateDirectory, log: log, commands: commands)
         defer { control.shutdown() }
         let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log)
