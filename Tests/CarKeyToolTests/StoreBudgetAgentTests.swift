@@ -124,14 +124,19 @@ final class StoreBudgetAgentTests: XCTestCase {
         let status = try CarStore.open(stateDirectory: car.stateDir).spaceStatus()
         print("store-budget: \(commands) status commands, last event seq \(events.last?.seq ?? 0), carkey.db \(database >> 10) KiB, "
               + "WAL \(wal >> 10) KiB (budget \(budget >> 10) KiB), \(events.count) events kept, pruned \(status.pruned)")
-        XCTAssertGreaterThan(status.pruned.noise, 2_000, "the flood was pruned as noise")
+        // The agent folds a key's routine records into one summary row per window (AuditSink),
+        // so the flood barely reaches the store; the budget bounds it whatever the writers do
+        // (StorageBudgetTests floods the store directly). Either way: bounded, nothing critical lost.
+        let summaries = events.filter { $0.event.result == "coalesced" }
+        XCTAssertFalse(summaries.isEmpty, "the flood is counted in summary rows")
+        XCTAssertLessThan(events.count, 1_000, "\(commands) status commands do not become \(commands) rows")
         XCTAssertEqual(status.pruned.critical, 0, "no access decision or keychain event was pruned")
         let kinds = Set(events.map { "\($0.event.kind) \($0.event.action) \($0.event.result)" })
         XCTAssertTrue(kinds.contains("enrollment enroll owner enrolled"), "\(kinds)")
         XCTAssertTrue(kinds.contains("share install share installed"), "\(kinds)")
         XCTAssertTrue(kinds.contains("access-decision unlock ok"), "\(kinds)")
         let prunes = events.filter { $0.event.action == StoreNotice.pruneAction }
-        XCTAssertEqual(prunes.count, 1, "one prune event per hour, however many rounds")
+        XCTAssertLessThanOrEqual(prunes.count, 1, "at most one prune event per hour, however many rounds")
         XCTAssertTrue(car.agent == nil)
     }
 
@@ -170,6 +175,10 @@ final class StoreBudgetAgentTests: XCTestCase {
         let events = try car.events()
         let ownerID = try car.keyIDHex(owner.publicHex)
         XCTAssertTrue(events.contains { $0.event.kind == .revocation && $0.event.result == "revoked" })
+        // A full disk makes room from session noise, not from the evidence: housekeeping once
+        // pruned towards 80 % of the file every second and emptied the whole log.
+        XCTAssertTrue(events.contains { $0.event.kind == .enrollment && $0.event.result == "enrolled" },
+                      "the enrollment of the first run is still there: \(events.map { "\($0.seq) \($0.event.action) \($0.event.result)" })")
         let unlocks = events.filter { $0.event.action == "unlock" && $0.event.actor == ownerID && $0.event.result == "ok" }
         XCTAssertEqual(unlocks.count, 2, "both unlocks on the full disk are recorded")
         XCTAssertEqual(events.filter { $0.event.action == StoreNotice.diskFullAction }.count, 2,

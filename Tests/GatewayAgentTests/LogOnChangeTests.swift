@@ -44,6 +44,10 @@ final class LogOnChangeTests: XCTestCase {
     }
 
     func testAFailingLastUseWriteIsLoggedWhenItStartsAndWhenItEnds() throws {
+        // The threshold is process-wide and other tests (and the console's `log level`) move it.
+        let savedThreshold = LogLevel.threshold
+        LogLevel.threshold = .info
+        defer { LogLevel.threshold = savedThreshold }
         let owner = KeyRecord(publicKey: try P256PrivateKey.generate().publicKey, role: .owner, permissions: .all)
         try store.write { try $0.persist([.putKey(owner)]) }
         let keychain = StoredKeychain(store: store, keychain: try KeychainLoader.load(from: store).keychain, log: AgentLog(),

@@ -51,7 +51,9 @@ final class AuditSink {
         case .rateLimited: whose = "rateLimited refusals"
         case .key(let keyID): whose = "routine records of key \(keyID?.description ?? "-")"
         }
-        log.info("audit: \(summary.counts.total) more \(whose) not logged one by one (summary row written)")
+        // The summary row is in the event log; in the agent log it is chatter (debug), like
+        // the routine records it stands for.
+        log.debug("audit: \(summary.counts.total) more \(whose) not logged one by one (summary row written)")
         batch.add(AuditEventMapping.summary(summary, time: time))
     }
 }

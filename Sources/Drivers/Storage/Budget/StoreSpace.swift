@@ -111,8 +111,14 @@ final class StoreSpace: Sendable {
             let usage = try self.usage(store.database)
             let limit = diskFull ? min(budget.maxDatabaseBytes, usage.fileBytes) : budget.maxDatabaseBytes
             if usage.usedBytes > limit / 10 * 9 {
+                // On a full disk the limit is the file itself, which keychain, outbox and schema
+                // pages fill as much as events do: pruning towards 80 % of it every tick would
+                // delete the whole audit log, critical rows included, and still not get there.
+                // There, housekeeping frees room from noise and ordinary events only; a critical
+                // event is pruned only to make room for another one (makeRoom), or by age.
+                let slices = diskFull ? PruneSlice.sizeOrder.filter { $0.retention != .critical } : PruneSlice.sizeOrder
                 notices += try prune(store, reason: diskFull ? "disk full" : "size", target: limit / 10 * 8,
-                                     batches: budget.maxBatchesPerRound, nowMillis: nowMillis)
+                                     batches: budget.maxBatchesPerRound, nowMillis: nowMillis, slices: slices)
             }
             if now.trusted, state.withLock({ $0.lastAgeCheckMillis.map { nowMillis >= $0 + Self.ageCheckIntervalMillis } ?? true }) {
                 state.withLock { $0.lastAgeCheckMillis = nowMillis }
