@@ -14,6 +14,14 @@ public struct AgentObservation: Sendable {
     public var databaseBytes: Int
     /// Rows waiting for the broker's acknowledgement (-1 when the read failed).
     public var outboxDepth: Int
+
+    public init(elapsed: Double, sessions: Int, process: ProcessSample, databaseBytes: Int, outboxDepth: Int) {
+        self.elapsed = elapsed
+        self.sessions = sessions
+        self.process = process
+        self.databaseBytes = databaseBytes
+        self.outboxDepth = outboxDepth
+    }
 }
 
 public final class AgentSampler {

@@ -21,6 +21,8 @@ public final class BrokerEventCounter: @unchecked Sendable {
         public var firstArrival = 0.0
         public var lastArrival = 0.0
 
+        public init() {}
+
         /// Sequences 1...highest with no arrival.
         public var gaps: Int { highestSequence - distinctSequences }
     }

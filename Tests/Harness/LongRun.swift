@@ -46,6 +46,24 @@ public struct LongRunReport: Sendable {
     /// Every check that failed, in words; empty when the run passed.
     public var failures: [String]
 
+    public init(tally: LoadTally, duration: Double, samples: [AgentObservation], restBefore: ProcessSample,
+                restAfter: ProcessSample?, exitStatus: Int32?, eventsWritten: Int64, delivered: BrokerEventCounter.Snapshot,
+                finalOutboxDepth: Int, cpuPerSessionByQuarter: [Double], failures: [String] = []) {
+        self.tally = tally
+        self.duration = duration
+        self.samples = samples
+        self.restBefore = restBefore
+        self.restAfter = restAfter
+        self.exitStatus = exitStatus
+        self.eventsWritten = eventsWritten
+        self.delivered = delivered
+        self.finalOutboxDepth = finalOutboxDepth
+        self.cpuPerSessionByQuarter = cpuPerSessionByQuarter
+        self.rssAfterWarmup = 0
+        self.rssAtEnd = 0
+        self.failures = failures
+    }
+
     public var summary: String {
         let quarters = cpuPerSessionByQuarter.map { String(format1($0)) }.joined(separator: "/")
         let last = samples.last
@@ -115,8 +133,7 @@ public enum LongRun {
 
         var report = LongRunReport(tally: tally, duration: duration, samples: samples, restBefore: restBefore, restAfter: restAfter,
                                    exitStatus: exitStatus, eventsWritten: written, delivered: delivered,
-                                   finalOutboxDepth: finalDepth, cpuPerSessionByQuarter: cpuPerQuarter(samples),
-                                   rssAfterWarmup: 0, rssAtEnd: 0, failures: failures)
+                                   finalOutboxDepth: finalDepth, cpuPerSessionByQuarter: cpuPerQuarter(samples), failures: failures)
         LongRunChecks.apply(plan, to: &report, stderrTail: agent.stderrTail)
         return report
     }
@@ -135,7 +152,7 @@ public enum LongRun {
     }
 
     /// CPU per visit over each quarter of the visits, from the samples nearest the boundaries.
-    static func cpuPerQuarter(_ samples: [AgentObservation]) -> [Double] {
+    public static func cpuPerQuarter(_ samples: [AgentObservation]) -> [Double] {
         guard let last = samples.last, last.sessions >= 8, samples.count >= 8 else { return [] }
         func nearest(_ sessions: Int) -> AgentObservation {
             samples.min { abs($0.sessions - sessions) < abs($1.sessions - sessions) }!

@@ -8,8 +8,8 @@ extension LongRunReport {
     }
 }
 
-enum LongRunChecks {
-    static func apply(_ plan: LongRunPlan, to report: inout LongRunReport, stderrTail: String) {
+public enum LongRunChecks {
+    public static func apply(_ plan: LongRunPlan, to report: inout LongRunReport, stderrTail: String) {
         var failures = report.failures
         let total = report.samples.last?.sessions ?? 0
         // RSS: the second quarter against the last tenth.

@@ -117,6 +117,8 @@ private final class PhoneThread {
 public struct LoadTally: Sendable, Equatable, CustomStringConvertible {
     public let counts: [LoadOutcome: Int]
 
+    public init(counts: [LoadOutcome: Int]) { self.counts = counts }
+
     public var total: Int { counts.values.reduce(0, +) }
     public var ok: Int { counts[.ok] ?? 0 }
     public func count(_ outcome: LoadOutcome) -> Int { counts[outcome] ?? 0 }
