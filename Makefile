@@ -45,6 +45,7 @@ test: deps build
 
 bench: deps
 	$(SWIFT) build $(SWIFTPM) -c release --product carkey-bench
+	$(SWIFT) build $(SWIFTPM) -c release --product carkey-agent   # for carkey-bench agent (the real path)
 	$(SCRATCH)/release/carkey-bench
 
 # The cloud reliability suite with more rounds than `make test` runs; prints one "soak:" line

@@ -10,6 +10,7 @@ let benchmarks: [(String, () throws -> Void)] = [
     ("ecdsa", { try ECDSAVerifyBench.run() }),
     ("handshake", { try HandshakeBench.run() }),
     ("outbox", { try OutboxBench.run() }),
+    ("agent", { try AgentPathBench.run() }),
 ]
 
 do {
