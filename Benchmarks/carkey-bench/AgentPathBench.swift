@@ -56,11 +56,14 @@ enum AgentPathBench {
 
         var sessionRates: [Double] = [], cpuPerSession: [Double] = [], eventRates: [Double] = []
         var pubRates: [Double] = [], rawCrypto: [Double] = [], eventsPerSession: [Double] = []
-        var outcomes: [LoadOutcome: Int] = [:]
+        var outcomes: [LoadOutcome: Int] = [:], systemShare: [Double] = []
         for round in 0..<rounds {
+            let splitBefore = AgentPathProbes.cpuSplit(agent.pid)
             let before = ProcessStats.sample(agent.pid), delivered = events.snapshot, written = try sampler.lastEventSequence()
             let result = try load(configurations, stateDirectory, agent: agent, seconds: secondsPerRound)
-            let after = ProcessStats.sample(agent.pid)
+            let after = ProcessStats.sample(agent.pid), splitAfter = AgentPathProbes.cpuSplit(agent.pid)
+            let user = splitAfter.user - splitBefore.user, system = splitAfter.system - splitBefore.system
+            systemShare.append(Double(system) / Double(max(1, user + system)))
             // Events written in the window, counted when they have arrived.
             let writtenAfter = try sampler.lastEventSequence()
             _ = events.wait(seconds: 30) { $0.distinctSequences >= Int(writtenAfter) }
@@ -77,6 +80,9 @@ enum AgentPathBench {
             rawCrypto.append(AgentPathRawCrypto.millisecondsPerHandshake(iterations: 300))
         }
         let fsync = try messagesPerFsync(configurations, stateDirectory, agent: agent, sampler: sampler, seconds: 5)
+        // Last: it restarts the broker, which ends the counting subscriber's session.
+        let drain = try AgentPathProbes.backlogDrain(configurations, stateDirectory, agent: agent, sampler: sampler,
+                                                     broker: broker, seconds: 6)
 
         let cpu = Bench.median(cpuPerSession), raw = Bench.median(rawCrypto.sorted())
         let eventRate = Bench.median(eventRates), pubRate = Bench.median(pubRates)
@@ -95,12 +101,16 @@ enum AgentPathBench {
             ("cpu_ratio_vs_raw_crypto", cpu / raw),
             ("target_cpu_ratio", cpuTarget),
             ("meets_cpu_target", cpu / raw <= cpuTarget),
+            ("agent_cpu_system_share", Bench.median(systemShare)),
             ("durable_events_per_sec", eventRate),
             ("events_per_ok_session", Bench.median(eventsPerSession)),
             ("mosquitto_pub_qos1_per_sec", pubRate),
             ("ratio_vs_mosquitto_pub", eventRate / pubRate),
             ("target_ratio_vs_mosquitto_pub", pubTarget),
             ("meets_pub_target", eventRate / pubRate >= pubTarget),
+            ("backlog_drain_events", drain.events),
+            ("backlog_drain_per_sec", drain.perSecond),
+            ("backlog_ratio_vs_mosquitto_pub", drain.perSecond / pubRate),
             ("messages_per_fsync", fsync.perFsync),
             ("fsyncs", fsync.syncs),
             ("fsync_events", fsync.events),

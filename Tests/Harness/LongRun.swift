@@ -169,6 +169,7 @@ public enum LongRun {
         "soak: t=\(Int(observation.elapsed))s sessions=\(observation.sessions) ok=\(tally.ok) "
             + "rss=\(observation.process.residentBytes / 1024)KiB fds=\(observation.process.openDescriptors) "
             + "threads=\(observation.process.threads) cpu=\(observation.process.cpuMillis)ms "
+            + "wakeups=\(observation.process.voluntarySwitches) "
             + "db=\(observation.databaseBytes / 1024)KiB outbox=\(observation.outboxDepth) delivered=\(delivered.distinctSequences)"
     }
 }
