@@ -12,17 +12,20 @@ final class LongRunChecksTests: XCTestCase {
 
     /// A run of 40 samples, 100 visits apart; `rss` and `cpuPerVisit` by sample index.
     private func run(rss: (Int) -> Int = { _ in 30 << 20 }, cpuPerVisit: (Int) -> Double = { _ in 2.0 },
+                     phonesCPUPerVisit: (Int) -> Double = { _ in 4.0 },
                      fdsAfter: Int = 20, delivered: Int = 300, exit: Int32? = 0,
                      tally: [LoadOutcome: Int] = [.ok: 4000, .refused("busy"): 12]) throws -> LongRunReport {
         let base = try XCTUnwrap(ProcessStats.sample())
-        var cpu = 0.0
+        var cpu = 0.0, phonesCPU = 0.0
         let samples = (0..<40).map { index -> AgentObservation in
             var process = base
             process.residentBytes = rss(index)
             cpu += cpuPerVisit(index) * 100
             process.cpuMillis = Int(cpu)
+            phonesCPU += phonesCPUPerVisit(index) * 100
             process.openDescriptors = 20
-            return AgentObservation(elapsed: Double(index), sessions: (index + 1) * 100, process: process, databaseBytes: 0, outboxDepth: 0)
+            return AgentObservation(elapsed: Double(index), sessions: (index + 1) * 100, process: process, databaseBytes: 0, outboxDepth: 0,
+                                    phonesCPUMillis: Int(phonesCPU))
         }
         var rest = base
         rest.openDescriptors = 20
@@ -33,7 +36,8 @@ final class LongRunChecksTests: XCTestCase {
         snapshot.highestSequence = delivered
         var report = LongRunReport(tally: LoadTally(counts: tally), duration: 40, samples: samples, restBefore: rest, restAfter: after,
                                    exitStatus: exit, eventsWritten: 300, delivered: snapshot, finalOutboxDepth: 300 - delivered,
-                                   cpuPerSessionByQuarter: LongRun.cpuPerQuarter(samples))
+                                   cpuPerSessionByQuarter: LongRun.cpuPerQuarter(samples),
+                                   phonesCPUPerSessionByQuarter: LongRun.cpuPerQuarter(samples, cpu: \.phonesCPUMillis))
         LongRunChecks.apply(plan, to: &report, stderrTail: "")
         return report
     }
@@ -58,6 +62,14 @@ final class LongRunChecksTests: XCTestCase {
         let failures = try run(cpuPerVisit: { 1.0 + Double($0) * 0.05 }).failures
         XCTAssertEqual(failures.count, 1, "\(failures)")
         XCTAssertTrue(failures.first?.hasPrefix("CPU per session grew") ?? false, "\(failures)")
+    }
+
+    func testCPUGrowthThePhonesShareIsTheMachineAndPasses() throws {
+        // Other builds start halfway: agent and phones both cost 1.8 times as much per visit.
+        let slower: (Int) -> Double = { $0 < 20 ? 1 : 1.8 }
+        XCTAssertEqual(try run(cpuPerVisit: { 2.0 * slower($0) }, phonesCPUPerVisit: { 4.0 * slower($0) }).failures, [])
+        // The same growth in the agent alone is caught.
+        XCTAssertTrue(try run(cpuPerVisit: { 2.0 * slower($0) }).failures.contains { $0.hasPrefix("CPU per session grew") })
     }
 
     func testLeakedDescriptorLostEventCrashAndRefusedOwnerEachFail() throws {

@@ -14,8 +14,12 @@ public struct AgentObservation: Sendable {
     public var databaseBytes: Int
     /// Rows waiting for the broker's acknowledgement (-1 when the read failed).
     public var outboxDepth: Int
+    /// CPU of the process running the phones (this one): the same-run reference that tells a
+    /// busier machine (both slow down) from the agent's own cost creeping (only it grows).
+    public var phonesCPUMillis: Int
 
-    public init(elapsed: Double, sessions: Int, process: ProcessSample, databaseBytes: Int, outboxDepth: Int) {
+    public init(elapsed: Double, sessions: Int, process: ProcessSample, databaseBytes: Int, outboxDepth: Int, phonesCPUMillis: Int = 0) {
+        self.phonesCPUMillis = phonesCPUMillis
         self.elapsed = elapsed
         self.sessions = sessions
         self.process = process
@@ -38,7 +42,8 @@ public final class AgentSampler {
     public func observe(elapsed: Double, sessions: Int) -> AgentObservation? {
         guard let process = ProcessStats.sample(pid) else { return nil }
         return AgentObservation(elapsed: elapsed, sessions: sessions, process: process,
-                                databaseBytes: databaseBytes, outboxDepth: outboxDepth)
+                                databaseBytes: databaseBytes, outboxDepth: outboxDepth,
+                                phonesCPUMillis: ProcessStats.sample()?.cpuMillis ?? 0)
     }
 
     public var databaseBytes: Int {

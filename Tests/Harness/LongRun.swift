@@ -40,6 +40,8 @@ public struct LongRunReport: Sendable {
     public var finalOutboxDepth: Int
     /// CPU milliseconds per visit in each quarter of the run (by visits).
     public var cpuPerSessionByQuarter: [Double]
+    /// The phones' CPU per visit by quarter (the reference for the agent's).
+    public var phonesCPUPerSessionByQuarter: [Double]
     /// Median RSS just after warm-up (second quarter) and over the last tenth.
     public var rssAfterWarmup: Int
     public var rssAtEnd: Int
@@ -48,7 +50,9 @@ public struct LongRunReport: Sendable {
 
     public init(tally: LoadTally, duration: Double, samples: [AgentObservation], restBefore: ProcessSample,
                 restAfter: ProcessSample?, exitStatus: Int32?, eventsWritten: Int64, delivered: BrokerEventCounter.Snapshot,
-                finalOutboxDepth: Int, cpuPerSessionByQuarter: [Double], failures: [String] = []) {
+                finalOutboxDepth: Int, cpuPerSessionByQuarter: [Double], phonesCPUPerSessionByQuarter: [Double] = [],
+                failures: [String] = []) {
+        self.phonesCPUPerSessionByQuarter = phonesCPUPerSessionByQuarter
         self.tally = tally
         self.duration = duration
         self.samples = samples
@@ -66,11 +70,12 @@ public struct LongRunReport: Sendable {
 
     public var summary: String {
         let quarters = cpuPerSessionByQuarter.map { String(format1($0)) }.joined(separator: "/")
+        let phones = phonesCPUPerSessionByQuarter.map { String(format1($0)) }.joined(separator: "/")
         let last = samples.last
         return "long-run: sessions \(tally.total) (\(tally)) in \(Int(duration)) s, "
             + "\(format1(Double(tally.total) / max(duration, 0.001))) sessions/s; "
             + "RSS after warm-up \(rssAfterWarmup / 1024) KiB, end \(rssAtEnd / 1024) KiB; "
-            + "CPU ms/session by quarter \(quarters); "
+            + "agent CPU ms/session by quarter \(quarters) (phones \(phones)); "
             + "fds \(restBefore.openDescriptors)->\(restAfter?.openDescriptors ?? -1), "
             + "threads \(restBefore.threads)->\(restAfter?.threads ?? -1); "
             + "DB \((last?.databaseBytes ?? 0) / 1024) KiB; outbox depth \(finalOutboxDepth); "
@@ -133,7 +138,8 @@ public enum LongRun {
 
         var report = LongRunReport(tally: tally, duration: duration, samples: samples, restBefore: restBefore, restAfter: restAfter,
                                    exitStatus: exitStatus, eventsWritten: written, delivered: delivered,
-                                   finalOutboxDepth: finalDepth, cpuPerSessionByQuarter: cpuPerQuarter(samples), failures: failures)
+                                   finalOutboxDepth: finalDepth, cpuPerSessionByQuarter: cpuPerQuarter(samples),
+                                   phonesCPUPerSessionByQuarter: cpuPerQuarter(samples, cpu: \.phonesCPUMillis), failures: failures)
         LongRunChecks.apply(plan, to: &report, stderrTail: agent.stderrTail)
         return report
     }
@@ -152,7 +158,8 @@ public enum LongRun {
     }
 
     /// CPU per visit over each quarter of the visits, from the samples nearest the boundaries.
-    public static func cpuPerQuarter(_ samples: [AgentObservation]) -> [Double] {
+    public static func cpuPerQuarter(_ samples: [AgentObservation],
+                                     cpu: KeyPath<AgentObservation, Int> = \.process.cpuMillis) -> [Double] {
         guard let last = samples.last, last.sessions >= 8, samples.count >= 8 else { return [] }
         func nearest(_ sessions: Int) -> AgentObservation {
             samples.min { abs($0.sessions - sessions) < abs($1.sessions - sessions) }!
@@ -160,7 +167,7 @@ public enum LongRun {
         let bounds = [0, 1, 2, 3, 4].map { nearest(last.sessions * $0 / 4) }
         return (0..<4).map { quarter in
             let a = bounds[quarter], b = bounds[quarter + 1]
-            return b.sessions > a.sessions ? Double(b.process.cpuMillis - a.process.cpuMillis) / Double(b.sessions - a.sessions) : 0
+            return b.sessions > a.sessions ? Double(b[keyPath: cpu] - a[keyPath: cpu]) / Double(b.sessions - a.sessions) : 0
         }
     }
 
