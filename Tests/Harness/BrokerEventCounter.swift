@@ -106,7 +106,7 @@ public final class BrokerEventCounter: @unchecked Sendable {
     static func sequence(in payload: [UInt8]) -> Int? {
         let key = Array(#""seq":"#.utf8)
         guard payload.count > key.count else { return nil }
-        for start in 0...(payload.count - key.count) where payload[start] == key[0] && Array(payload[start..<(start + key.count)]) == key {
+        for start in 0...(payload.count - key.count) where payload[start] == key[0] && payload[start..<(start + key.count)].elementsEqual(key) {
             var value = 0, index = start + key.count, digits = 0
             while index < payload.count, payload[index] >= 0x30, payload[index] <= 0x39, digits < 12 {
                 value = value * 10 + Int(payload[index] - 0x30)
