@@ -65,7 +65,7 @@ SOAK_LONG_SECONDS ?= 3600
 soak-long: deps
 	$(SWIFT) build $(SWIFTPM) --build-tests
 	CARKEY_LONGRUN_SECONDS=$(SOAK_LONG_SECONDS) $(SWIFT) test $(SWIFTPM) --skip-build \
-	    --filter LongRunTests 2>&1 | tee $(SCRATCH)/soak-long.log | grep -E '^(soak|long-run):|error:|Executed [0-9]+ tests?' ; \
+	    --filter LongRunTests 2>&1 | tee $(SCRATCH)/soak-long.log | grep --line-buffered -E '^(soak|long-run):|error:|Executed [0-9]+ tests?' ; \
 	    exit $${PIPESTATUS[0]}
 
 static: deps

@@ -120,6 +120,7 @@ public enum LongRun {
             samples.append(observation)
             if elapsed >= nextPrint {
                 print(line(observation, counter.snapshot, generator.tally))
+                fflush(nil)  // a soak is watched while it runs; stdout to a pipe is block-buffered
                 nextPrint += plan.printEverySeconds ?? .infinity
             }
             if elapsed >= plan.seconds { generator.stop() }
@@ -128,10 +129,11 @@ public enum LongRun {
         let duration = Monotonic.seconds() - start
         let tally = generator.tally
 
-        // Drained: the outbox is empty and every event in the log has arrived.
+        // At rest first (the last links' close events are written when the agent reads the
+        // hang-ups), then drained: the outbox is empty and every event in the log has arrived.
+        let restAfter = agent.isRunning ? try? rest(agent, sampler) : nil
         let written = (try? sampler.lastEventSequence()) ?? 0
         _ = counter.wait(seconds: 60) { $0.distinctSequences >= Int(written) && sampler.outboxDepth == 0 }
-        let restAfter = agent.isRunning ? try? rest(agent, sampler) : nil
         let finalDepth = sampler.outboxDepth
         let delivered = counter.snapshot
         let exitStatus = agent.stop(signal: SIGTERM, timeoutSeconds: 15)
@@ -144,7 +146,7 @@ public enum LongRun {
         return report
     }
 
-    /// Waits until the agent has closed every link (nothing in flight), then samples it.
+    /// Samples the agent once its descriptors and threads stop changing (links closed).
     static func rest(_ agent: AgentProcess, _ sampler: AgentSampler) throws -> ProcessSample {
         var previous: ProcessSample?
         for _ in 0..<50 {
