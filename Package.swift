@@ -47,7 +47,8 @@ let package = Package(
                           path: "Benchmarks/carkey-bench"),
 
         // Real services for tests and benchmarks (a mosquitto broker on loopback).
-        .target(name: "TestHarness", path: "Tests/Harness"),
+        // (Protocol and Drivers for the phone load generator and the event-counting subscriber.)
+        .target(name: "TestHarness", dependencies: ["Protocol", "Drivers"], path: "Tests/Harness"),
         .testTarget(name: "ProtocolTests", dependencies: ["Protocol"]),
         // Writer the storage crash test SIGKILLs mid-transaction.
         .executableTarget(name: "carkey-storage-crasher", dependencies: ["Drivers", "Protocol"], path: "Tests/Helpers/StorageCrasher"),
