@@ -10,8 +10,8 @@
 //   durable events/s           distinct event sequences arriving at a subscriber, against
 //                              mosquitto_pub -q 1 (not durable) to the same broker, counted by
 //                              the same kind of subscriber (target at least 0.5)
-//   messages per fsync         events written / fdatasync+fsync calls, counted by strace in a
-//                              separate, untimed round (ptrace slows the agent) (target 20)
+//   messages per fsync         events written / syncs, both from the agent's own `stats`
+//                              counters (the sync-counting VFS) in a separate round (target 20)
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -77,9 +77,9 @@ enum AgentPathBench {
             eventsPerSession.append(Double(writtenAfter - written) / Double(result.tally.ok))
             outcomes.merge(result.tally.counts, uniquingKeysWith: +)
             pubRates.append(try mosquittoPubRate(broker: broker, messages: 5000))
-            rawCrypto.append(AgentPathRawCrypto.millisecondsPerHandshake(iterations: 300))
+            rawCrypto.append(rawHandshakeCryptoCost(rounds: 1).medianMicros / 1000)
         }
-        let fsync = try messagesPerFsync(configurations, stateDirectory, agent: agent, sampler: sampler, seconds: 5)
+        let fsync = try messagesPerFsync(configurations, stateDirectory, agent: agent, agentPath: agentPath, sampler: sampler, seconds: 5)
         // Last: it restarts the broker, which ends the counting subscriber's session.
         let drain = try AgentPathProbes.backlogDrain(configurations, stateDirectory, agent: agent, sampler: sampler,
                                                      broker: broker, seconds: 6)
@@ -97,7 +97,7 @@ enum AgentPathBench {
             ("agent_cpu_ms_per_session_min", cpuPerSession.min() ?? 0),
             ("raw_handshake_crypto_ms", raw),
             ("raw_handshake_crypto_ms_min", rawCrypto.min() ?? 0),
-            ("raw_crypto_source", "private C reference loop in AgentPathBench (until RawHandshakeCost.swift lands)"),
+            ("raw_crypto_source", "rawHandshakeCryptoCost: the same EVP operations in C, thread CPU clock"),
             ("cpu_ratio_vs_raw_crypto", cpu / raw),
             ("target_cpu_ratio", cpuTarget),
             ("meets_cpu_target", cpu / raw <= cpuTarget),
@@ -115,6 +115,8 @@ enum AgentPathBench {
             ("fsyncs", fsync.syncs),
             ("fsync_events", fsync.events),
             ("fsync_source", fsync.source),
+            ("audit_commits", fsync.commits),
+            ("audit_rows_per_commit", fsync.rowsPerCommit),
             ("target_messages_per_fsync", perFsyncTarget),
             ("meets_fsync_target", fsync.perFsync >= perFsyncTarget),
             ("outcomes", LoadTally(counts: outcomes).description),
@@ -160,39 +162,23 @@ enum AgentPathBench {
         return Double(messages) / (counter.snapshot.lastArrival - start)
     }
 
-    struct FsyncCount { let perFsync: Double; let syncs: Int; let events: Int; let source: String }
+    struct FsyncCount { let perFsync: Double; let syncs: Int; let events: Int; let commits: Int; let rowsPerCommit: Double; let source: String }
 
-    /// Events written per fdatasync/fsync while the phones run, counted by strace attached to
-    /// every agent thread. Until the agent reports its own sync counter (`stats`), this is the
-    /// honest count; -1 when strace is missing.
+    /// Events written per sync while the phones run, from the agent's own counters (`stats`:
+    /// every xSync of its SQLite files through the sync-counting VFS, WAL and checkpoints), and
+    /// the audit batch's commits and rows per commit.
     static func messagesPerFsync(_ phones: [PhoneConfiguration], _ stateDirectory: String, agent: AgentProcess,
-                                 sampler: AgentSampler, seconds: Double) throws -> FsyncCount {
-        let strace = "/usr/bin/strace"
-        guard access(strace, X_OK) == 0 else { return FsyncCount(perFsync: -1, syncs: 0, events: 0, source: "none: strace not installed") }
-        let folder = TestFolders.make(prefix: "carkey-bench-strace")
-        defer { TestFolders.remove(folder) }
-        let tracer = try AgentProcess(strace, ["-f", "-c", "-e", "trace=fdatasync,fsync", "-o", folder + "/summary", "-p", String(agent.pid)])
-        usleep(500_000)
-        let before = try sampler.lastEventSequence()
+                                 agentPath: String, sampler: AgentSampler, seconds: Double) throws -> FsyncCount {
+        let before = AgentStatsTool.read(binary: agentPath, stateDirectory: stateDirectory)
+        let written = try sampler.lastEventSequence()
         _ = try load(phones, stateDirectory, agent: agent, seconds: seconds)
-        let after = try sampler.lastEventSequence()
-        tracer.stop(signal: SIGINT)
-        let syncs = straceCalls(in: readText(folder + "/summary"), names: ["fdatasync", "fsync"])
-        let events = Int(after - before)
+        let after = AgentStatsTool.read(binary: agentPath, stateDirectory: stateDirectory)
+        let events = Int(try sampler.lastEventSequence() - written)
+        func delta(_ name: String) -> Int { Int((after[name] ?? 0) - (before[name] ?? 0)) }
+        let syncs = delta("syncs"), commits = delta("commits"), rows = delta("events-committed")
         return FsyncCount(perFsync: syncs > 0 ? Double(events) / Double(syncs) : -1, syncs: syncs, events: events,
-                          source: "strace -f -c -p (untimed round)")
-    }
-
-    /// The "calls" column of strace -c rows for `names`.
-    static func straceCalls(in summary: String, names: Set<String>) -> Int {
-        var total = 0
-        for line in summary.split(separator: "\n") {
-            let columns = line.split(separator: " ")
-            guard let name = columns.last, names.contains(String(name)), columns.count >= 5 else { continue }
-            // % time, seconds, usecs/call, calls, [errors,] syscall
-            total += Int(columns[3]) ?? 0
-        }
-        return total
+                          commits: commits, rowsPerCommit: commits > 0 ? Double(rows) / Double(commits) : -1,
+                          source: "carkey-agent stats (sync-counting VFS, all syncs of the agent)")
     }
 
     static func readText(_ path: String) -> String {
@@ -211,48 +197,3 @@ struct BenchFailure: Error, CustomStringConvertible {
     let description: String
 }
 
-/// The raw crypto of one car-side handshake plus one command (the C loop HandshakeBench also
-/// uses: challenge, ephemeral key, ECDSA sign and verify, ECDH, hashes, HKDF, AES-GCM), in CPU
-/// milliseconds of this thread. A private stand-in for the benchkit's rawHandshakeCryptoCost
-/// (RawHandshakeCost.swift); the lead unifies them at merge.
-private enum AgentPathRawCrypto {
-    static func millisecondsPerHandshake(iterations: Int) -> Double {
-        guard let inputs = try? Inputs() else { return .nan }
-        let start = Monotonic.threadCPUSeconds()
-        let done = inputs.run(iterations: iterations)
-        let seconds = Monotonic.threadCPUSeconds() - start
-        precondition(done == iterations, "reference handshakes failed: \(done)")
-        return seconds * 1000 / Double(iterations)
-    }
-
-    /// Valid inputs for the C loop: phone ephemeral points and signatures by a phone key.
-    private struct Inputs {
-        let identity: Bytes, phone: Bytes, points: Bytes, signed: Bytes, signatures: Bytes
-        var lengths: [Int] = []
-        let count = 16, stride = 72
-
-        init() throws {
-            let identityKey = try P256PrivateKey.generate(), phoneKey = try P256PrivateKey.generate()
-            identity = try identityKey.pkcs8DER()
-            phone = phoneKey.publicKey.spkiDER
-            var points = Bytes(), signed = Bytes(), signatures = Bytes()
-            for i in 0..<count {
-                points += try P256PrivateKey.generate().publicKey.sec1
-                // 32-byte challenge and 4-byte timestamp, as an AuthResponse signs.
-                let data = Bytes(repeating: UInt8(i), count: 32) + [0x6a, 0x00, 0x00, 0x01]
-                let signature = try phoneKey.signature(for: data).derRepresentation
-                signed += data
-                signatures += signature + Bytes(repeating: 0, count: stride - signature.count)
-                lengths.append(signature.count)
-            }
-            self.points = points
-            self.signed = signed
-            self.signatures = signatures
-        }
-
-        func run(iterations: Int) -> Int {
-            ock_bench_evp_handshake_crypto(identity, identity.count, phone, phone.count, points, signed, signatures,
-                                           stride, lengths, count, iterations)
-        }
-    }
-}

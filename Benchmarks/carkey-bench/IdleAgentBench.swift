@@ -79,15 +79,15 @@ enum IdleAgentBench {
         guard let made = mkdtemp(&template) else { throw Errno.current("mkdtemp") }
         let folder = String(cString: made)
         defer { _ = system("rm -rf '\(folder)'") }
-        let agent = try AgentProcess(binary: binary, stateDirectory: folder + "/state",
+        let agent = try SpawnedAgent(binary: binary, stateDirectory: folder + "/state",
                                      extra: brokerURL.map { ["--mqtt", $0] } ?? [])
         defer { agent.stop() }
         sleep(seconds: settleSeconds)
         let statsBefore = agent.stats()
-        guard let first = ProcessStats.sample(agent.pid) else { throw AgentProcess.Failure(description: "agent exited while settling") }
+        guard let first = ProcessStats.sample(agent.pid) else { throw SpawnedAgent.Failure(description: "agent exited while settling") }
         let start = Bench.now()
         sleep(seconds: windowSeconds)
-        guard let last = ProcessStats.sample(agent.pid) else { throw AgentProcess.Failure(description: "agent exited while idle") }
+        guard let last = ProcessStats.sample(agent.pid) else { throw SpawnedAgent.Failure(description: "agent exited while idle") }
         let seconds = Double(Bench.now() - start) / 1e9
         let statsAfter = agent.stats()
         let linkage = agent.linkage

@@ -5,7 +5,7 @@ import Glibc
 #endif
 import Drivers
 
-final class AgentProcess {
+final class SpawnedAgent {
     let binary: String
     let stateDirectory: String
     private(set) var pid: pid_t = 0
@@ -46,18 +46,7 @@ final class AgentProcess {
     deinit { stop() }
 
     /// The agent's counters from `carkey-agent stats` (the same binary), name -> value.
-    func stats() -> [String: Int64] {
-        guard let pipe = popen("'\(binary)' stats --state-dir '\(stateDirectory)' 2>/dev/null", "r") else { return [:] }
-        var fields: [String: Int64] = [:]
-        var line = [CChar](repeating: 0, count: 256)
-        while fgets(&line, Int32(line.count), pipe) != nil {
-            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
-            if words.count == 2, let value = Int64(words[1]) { fields[String(words[0])] = value }
-        }
-        pclose(pipe)
-        return fields
-    }
+    func stats() -> [String: Int64] { AgentStatsTool.read(binary: binary, stateDirectory: stateDirectory) }
 
     /// "dynamic" when the running process mapped the dynamic loader, "static" otherwise.
     var linkage: String {
@@ -80,6 +69,22 @@ final class AgentProcess {
 
     private func tail(_ path: String) -> String {
         String((ProcessFiles.read(path) ?? "").suffix(400))
+    }
+}
+
+/// `carkey-agent stats --state-dir DIR` read into name -> value (fields reading "none" are left out).
+enum AgentStatsTool {
+    static func read(binary: String, stateDirectory: String) -> [String: Int64] {
+        guard let pipe = popen("'\(binary)' stats --state-dir '\(stateDirectory)' 2>/dev/null", "r") else { return [:] }
+        var fields: [String: Int64] = [:]
+        var line = [CChar](repeating: 0, count: 256)
+        while fgets(&line, Int32(line.count), pipe) != nil {
+            let text = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let words = text.split(whereSeparator: { $0 == " " || $0 == "\n" })
+            if words.count == 2, let value = Int64(words[1]) { fields[String(words[0])] = value }
+        }
+        pclose(pipe)
+        return fields
     }
 }
 
