@@ -34,7 +34,10 @@ final class LongRunTests: XCTestCase {
         XCTAssertEqual(report.failures, [], report.summary)
         // The test must be able to fail: a run that did nothing proves nothing.
         XCTAssertGreaterThan(report.tally.ok, min(plan.sessions, 1000) / 2)
-        XCTAssertGreaterThan(report.eventsWritten, Int64(report.tally.ok), "each visit leaves audit events")
+        // Routine records (sessions, status reads) are folded per key into summary rows; every
+        // actuation (one visit in 50 here) leaves its accepted and completed rows.
+        let actuations = report.tally.ok / 50
+        XCTAssertGreaterThanOrEqual(report.eventsWritten, Int64(actuations * 2 * 9 / 10), "each actuation leaves its two rows")
     }
 
     private static func environment(_ name: String) -> String? {
