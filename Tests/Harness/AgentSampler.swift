@@ -14,7 +14,7 @@ public struct AgentObservation: Sendable {
     public var databaseBytes: Int
     /// Rows waiting for the broker's acknowledgement (-1 when the read failed).
     public var outboxDepth: Int
-    /// CPU of the process running the phones (this one): the same-run reference that tells a
+    /// CPU of the phone threads (their own thread clocks): the same-run reference that tells a
     /// busier machine (both slow down) from the agent's own cost creeping (only it grows).
     public var phonesCPUMillis: Int
 
@@ -39,11 +39,12 @@ public final class AgentSampler {
     }
 
     /// nil when the process is gone.
-    public func observe(elapsed: Double, sessions: Int) -> AgentObservation? {
+    /// `phonesCPUMillis`: the phone threads' CPU so far (PhoneLoadGenerator.phonesCPUMillis).
+    public func observe(elapsed: Double, sessions: Int, phonesCPUMillis: Int) -> AgentObservation? {
         guard let process = ProcessStats.sample(pid) else { return nil }
         return AgentObservation(elapsed: elapsed, sessions: sessions, process: process,
                                 databaseBytes: databaseBytes, outboxDepth: outboxDepth,
-                                phonesCPUMillis: ProcessStats.sample()?.cpuMillis ?? 0)
+                                phonesCPUMillis: phonesCPUMillis)
     }
 
     public var databaseBytes: Int {

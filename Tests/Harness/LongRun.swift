@@ -112,7 +112,7 @@ public enum LongRun {
         while !generator.isFinished {
             usleep(UInt32(plan.sampleEverySeconds * 1_000_000))
             let elapsed = Monotonic.seconds() - start
-            guard let observation = sampler.observe(elapsed: elapsed, sessions: generator.completed) else {
+            guard let observation = sampler.observe(elapsed: elapsed, sessions: generator.completed, phonesCPUMillis: generator.phonesCPUMillis) else {
                 failures.append("the agent died under load after \(generator.completed) sessions: \(agent.stderrTail.suffix(600))")
                 generator.stop()
                 break

@@ -27,6 +27,8 @@ public final class PhoneLoadGenerator: Sendable {
     /// Phone threads started and not yet returned.
     private let active = Atomic<Int>(0)
     private let counts = Mutex<[LoadOutcome: Int]>([:])
+    /// CPU the phone threads themselves spent (their thread clocks), in microseconds.
+    private let cpuMicros = Atomic<Int>(0)
     private let threads = Mutex<[pthread_t]>([])
 
     /// `sessions`: total visits over all phones (nil: until `stop()`).
@@ -61,6 +63,9 @@ public final class PhoneLoadGenerator: Sendable {
     /// True once every phone thread has returned (budget spent or stopped).
     public var isFinished: Bool { active.load(ordering: .acquiring) == 0 }
 
+    /// CPU milliseconds spent by the phone threads only (not other threads of this process).
+    public var phonesCPUMillis: Int { cpuMicros.load(ordering: .relaxed) / 1000 }
+
     /// A copy of the counts so far.
     public var tally: LoadTally { LoadTally(counts: counts.withLock { $0 }) }
 
@@ -82,7 +87,8 @@ public final class PhoneLoadGenerator: Sendable {
 
     fileprivate func phoneReturned() { active.subtract(1, ordering: .releasing) }
 
-    fileprivate func record(_ outcome: LoadOutcome) {
+    fileprivate func record(_ outcome: LoadOutcome, cpuSeconds: Double) {
+        cpuMicros.add(Int(cpuSeconds * 1e6), ordering: .relaxed)
         counts.withLock { $0[outcome, default: 0] += 1 }
         finished.add(1, ordering: .relaxed)
     }
@@ -104,9 +110,10 @@ private final class PhoneThread {
         while generator.claim() != nil {
             let command = generator.commands[visit % generator.commands.count]
             visit += 1
+            let cpuBefore = Monotonic.threadCPUSeconds()
             let outcome = PhoneSessionRunner.visit(phone, socketPath: generator.socketPath, command: command,
                                                    timeoutMillis: generator.timeoutMillis)
-            generator.record(outcome)
+            generator.record(outcome, cpuSeconds: Monotonic.threadCPUSeconds() - cpuBefore)
             if outcome == .fault("busy") || outcome == .refused("busy") { usleep(UInt32(2_000 + index * 500)) }
         }
         generator.phoneReturned()
