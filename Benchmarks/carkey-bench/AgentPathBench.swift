@@ -25,18 +25,24 @@ enum AgentPathBench {
     static let perFsyncTarget = 20.0
 
     /// 8 phones fill the agent's 8 links; 4 show the path without contention for link slots.
-    static func run(phoneCounts: [Int] = [4, 8], rounds: Int = 3, secondsPerRound: Double = 8) throws {
+    /// Each run: phones, and the routine audit rows itemised per key per minute. With the
+    /// product's default (24) a key's session noise is folded into one summary row a minute, so
+    /// the event log sees a few rows per hundred sessions; "itemised" writes every record, which
+    /// is what shows the durable path (store, outbox, broker) at full event rate.
+    static let configurations: [(phones: Int, routinePerMinute: Int?)] = [(4, nil), (8, nil), (8, 1_000_000)]
+
+    static func run(rounds: Int = 3, secondsPerRound: Double = 8) throws {
         let agentPath = AgentProcess.sibling("carkey-agent")
         guard access(agentPath, X_OK) == 0 else {
             Bench.emit([("benchmark", "agent_path"), ("skipped", "no \(agentPath): build it with -c release --product carkey-agent")])
             return
         }
-        for phones in phoneCounts {
-            try measure(agentPath: agentPath, phones: phones, rounds: rounds, secondsPerRound: secondsPerRound)
+        for (phones, routine) in configurations {
+            try measure(agentPath: agentPath, phones: phones, routinePerMinute: routine, rounds: rounds, secondsPerRound: secondsPerRound)
         }
     }
 
-    static func measure(agentPath: String, phones: Int, rounds: Int, secondsPerRound: Double) throws {
+    static func measure(agentPath: String, phones: Int, routinePerMinute: Int?, rounds: Int, secondsPerRound: Double) throws {
         let broker = try MosquittoBroker()
         try broker.start()
         defer { broker.stop() }
@@ -44,7 +50,8 @@ enum AgentPathBench {
         defer { TestFolders.remove(folder) }
         let stateDirectory = folder + "/state"
         let events = try BrokerEventCounter(url: broker.url, filter: "vehicles/+/events")
-        let agent = try AgentProcess(agentPath, ["run", "--simulate", "--state-dir", stateDirectory, "--mqtt", broker.url, "--clock-sync", "yes"])
+        let agent = try AgentProcess(agentPath, ["run", "--simulate", "--state-dir", stateDirectory, "--mqtt", broker.url, "--clock-sync", "yes"]
+                                     + (routinePerMinute.map { ["--audit-routine-per-minute", String($0)] } ?? []))
         defer { agent.stop() }
         guard agent.wait(timeoutSeconds: 30, until: { access(stateDirectory + "/control.sock", F_OK) == 0 }) else {
             throw BenchFailure(description: "agent did not start: \(agent.stderrTail)")
@@ -90,6 +97,7 @@ enum AgentPathBench {
             ("benchmark", "agent_path"),
             ("path", "\(agentPath.contains("/release/") ? "release" : "debug") carkey-agent run --simulate --mqtt: link socket, poll loop, engine, store, outbox, cloud thread, local mosquitto"),
             ("phones", phones),
+            ("audit_routine_rows", routinePerMinute.map { "itemised (\($0) per key per minute)" } ?? "default: 24 per key per minute, the rest folded into summaries"),
             ("agent_links", 8),
             ("sessions_per_sec", Bench.median(sessionRates)),
             ("sessions_per_sec_min", sessionRates.min() ?? 0),

@@ -37,7 +37,7 @@ extension Command {
             .value("vehicle-id", placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
         ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs + KeysRunOptions.optionSpecs
-            + StoreSettings.optionSpecs,
+            + StoreSettings.optionSpecs + AuditSettings.optionSpecs,
         action: { invocation in
             let options = try RunOptions(invocation.arguments)
             return try SimulatedCar(options: options, log: AgentLog()).run()

@@ -17,5 +17,6 @@ extension AgentConfig {
             "mqtt.url: " + (cloud.map { $0.endpoint.description } ?? "none (offline)"),
             "mqtt.ca / cert / key: " + (cloud?.tls.map { [$0.caFile, $0.certificateFile ?? "-", $0.keyFile ?? "-"].joined(separator: " / ") } ?? "-"),
         ] + StoreSettings.displayLines(store)
+            + ["audit.routineRecordsPerKeyPerMinute: \(auditRoutinePerMinute ?? AuditSettings.defaultPerMinute)"]
     }
 }

@@ -12,7 +12,7 @@ struct AgentConfig: Equatable {
     /// Config files are small; the cap keeps a wrong path (a log, a device) from being slurped.
     static let maxFileBytes = 64 * 1024
 
-    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store"]
+    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit"]
     static let mqttKeys: Set<String> = ["url", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
     static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
@@ -33,6 +33,8 @@ struct AgentConfig: Equatable {
     var cloud: CloudOptions?
     /// The store's size and age budget (StoreSettings).
     var store = StoreBudget()
+    /// Routine audit rows per key per minute (AuditSettings); nil: the default.
+    var auditRoutinePerMinute: Int?
     /// The file the settings came from; nil when none was read.
     var sourcePath: String?
 
@@ -78,6 +80,9 @@ struct AgentConfig: Equatable {
         }
         if let store = try top.object("store", allowed: StoreSettings.keys) {
             config.store = try StoreSettings.read(store)
+        }
+        if let audit = try top.object("audit", allowed: AuditSettings.keys) {
+            config.auditRoutinePerMinute = try AuditSettings.read(audit)
         }
         return config
     }

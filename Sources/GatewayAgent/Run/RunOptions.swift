@@ -20,6 +20,8 @@ struct RunOptions {
     let config: AgentConfig
     /// The store's size and age budget ("store" in the config file, --store-* flags).
     let store: StoreBudget
+    /// Routine audit rows itemised per key per minute (AuditSettings).
+    let auditRoutinePerMinute: Int
 
     init(_ arguments: ParsedArguments) throws {
         // Without --simulate the GPIO is real (libgpiod, the config's board file); phones still
@@ -35,5 +37,6 @@ struct RunOptions {
         cloud = try CloudOptions.parse(arguments, file: config.cloud)
         keys = try KeysRunOptions.parse(arguments, simulate: simulate)
         store = try StoreSettings.parse(arguments, file: config.store)
+        auditRoutinePerMinute = try AuditSettings.parse(arguments, file: config.auditRoutinePerMinute)
     }
 }

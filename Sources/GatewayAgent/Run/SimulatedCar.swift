@@ -49,7 +49,8 @@ struct SimulatedCar {
         let server = try SimulatedLinkServer(configuration: .init(socketPath: options.socketPath))
         let body = try VehicleBody(hardware: hardware, store: store, clock: clock, log: log)
         let service = CarService(engine: engine, server: server, actuator: body.actuator, keys: keys,
-                                 audit: AuditSink(writer: store, log: log), clock: clock, log: log)
+                                 audit: AuditSink(writer: store, log: log,
+                                                  coalescer: AuditSettings.coalescer(perMinute: options.auditRoutinePerMinute)), clock: clock, log: log)
         body.connect(service)
         let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
         commands.stats = try AgentStats(store: store)
