@@ -115,6 +115,24 @@ final class SimulatedLinkServerTests: XCTestCase {
         _ = clients
     }
 
+    /// A phone that hangs up and reconnects at once (both seen in one poll round) gets the slot
+    /// it just freed: hang-ups are handled before new connections. Accepting first refused it
+    /// busy behind its own closed connection (43 % of visits with 8 phones on 8 slots).
+    func testAHangUpFreesItsSlotForAConnectionInTheSameRound() throws {
+        let server = try makeServer(maxConnections: 2)
+        defer { server.shutdown() }
+        var clients: [SimulatedLinkClient?] = try (0..<2).map { _ in try SimulatedLinkClient(socketPath: socketPath, timeoutMillis: 2000) }
+        XCTAssertEqual(try events(server, count: 2).count, 2)
+        clients[0] = nil
+        let next = try SimulatedLinkClient(socketPath: socketPath, timeoutMillis: 2000)
+        usleep(50_000) // both the hang-up and the new connection are pending before the round
+        let ready = try Poll.wait(server.pollSet(), timeoutMillis: 1000)
+        let round = server.process(ready, nowMillis: SystemClock().nowMillis())
+        XCTAssertEqual(round, [.closed(LinkID(1), .peerClosed), .connected(LinkID(3))])
+        XCTAssertEqual(server.links.count, 2)
+        _ = (clients, next)
+    }
+
     func testAPeerThatStopsReadingIsDropped() throws {
         let server = try makeServer()
         defer { server.shutdown() }

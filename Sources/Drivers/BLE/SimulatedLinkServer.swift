@@ -89,12 +89,16 @@ public final class SimulatedLinkServer {
     /// Handles the poll results for the last `pollSet()`, in the same order.
     public func process(_ results: [PollEvents], nowMillis: UInt64) -> [Event] {
         var events: [Event] = []
+        var listenerReady = false
+        // Links first: a phone that hung up and at once reconnects finds its old slot free in
+        // the same round, instead of being refused busy behind its own closed connection.
         for (slot, ready) in zip(lastPollOrder, results) where !ready.isEmpty {
             switch slot {
-            case .listener: events += acceptPending(nowMillis: nowMillis)
+            case .listener: listenerReady = true
             case .link(let link): events += service(link, ready: ready)
             }
         }
+        if listenerReady { events += acceptPending(nowMillis: nowMillis) }
         return events
     }
 
