@@ -4,6 +4,7 @@
 import Glibc
 #endif
 import Drivers
+import TestHarness
 
 final class SpawnedAgent {
     let binary: String
@@ -50,7 +51,7 @@ final class SpawnedAgent {
 
     /// "dynamic" when the running process mapped the dynamic loader, "static" otherwise.
     var linkage: String {
-        guard let maps = ProcessFiles.read("/proc/\(pid)/maps") else { return "unknown" }
+        guard let maps = ProcessStats.read("/proc/\(pid)/maps") else { return "unknown" }
         return maps.contains("/ld-linux") ? "dynamic" : "static"
     }
 
@@ -68,7 +69,7 @@ final class SpawnedAgent {
     }
 
     private func tail(_ path: String) -> String {
-        String((ProcessFiles.read(path) ?? "").suffix(400))
+        String((ProcessStats.read(path) ?? "").suffix(400))
     }
 }
 
@@ -85,20 +86,5 @@ enum AgentStatsTool {
         }
         pclose(pipe)
         return fields
-    }
-}
-
-enum ProcessFiles {
-    static func read(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let n = fread(&buffer, 1, buffer.count, file)
-            if n <= 0 { break }
-            bytes += buffer[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -34,8 +34,8 @@ public enum ProcessStats {
         return sample
     }
 
-    /// The whole text of a small /proc file, nil when it cannot be read.
-    static func read(_ path: String) -> String? {
+    /// The whole text of a small file (/proc, logs), nil when it cannot be read.
+    public static func read(_ path: String) -> String? {
         guard let file = fopen(path, "r") else { return nil }
         defer { fclose(file) }
         var bytes = [UInt8]()
