@@ -17,8 +17,10 @@ public final class AgentProcess {
         public var description: String { "posix_spawn \(path): error \(code)" }
     }
 
-    /// `executable`: an absolute path. stdin is /dev/null.
-    public init(_ executable: String, _ arguments: [String]) throws {
+    /// `executable`: a path, or a bare product name, which is looked up beside the running
+    /// program (`sibling`). stdin is /dev/null.
+    public init(_ name: String, _ arguments: [String]) throws {
+        let executable = name.contains("/") ? name : Self.sibling(name)
         folder = TestFolders.make(prefix: "opencarkey-agent-out")
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -51,6 +53,10 @@ public final class AgentProcess {
         let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return String(path[..<path.lastIndex(of: "/")!]) + "/" + name
     }
+
+    /// Everything written to stdout and stderr so far.
+    public var stdout: String { ProcessStats.read(folder + "/stdout") ?? "" }
+    public var stderr: String { ProcessStats.read(folder + "/stderr") ?? "" }
 
     /// The last `limit` bytes of the output files (enough for a failure message).
     public var stdoutTail: String { Self.tail(folder + "/stdout") }
