@@ -96,7 +96,7 @@ final class SimulatedLinkServerTests: XCTestCase {
         defer { bad.close() }
         _ = try bad.sendSome([0x04, 0x01, 0xFF][...])
         XCTAssertEqual(try events(server, count: 2),
-                       [.connected(LinkID(2)), .closed(LinkID(2), .malformedFrame(.oversized(length: 1025, limit: 1024)))])
+                       [.connected(LinkID(2)), .closed(LinkID(2), .malformedFrame(LinkFrameError.oversized(length: 1025, limit: 1024).description))])
         try good.send([0x01])
         XCTAssertEqual(try events(server, count: 1), [.message(LinkID(1), [0x01])])
         XCTAssertEqual(server.links, [LinkID(1)])

@@ -49,7 +49,9 @@ final class InProcessCar {
     let store: CarStore
     let writer: ProbingWriter
     let clock = AgentClock(systemSynchronized: { false })
-    let server: SimulatedLinkServer
+    let server: any LinkServer
+    /// The in-memory twin when the car was made with `memoryLinks` (phones are `MemoryPhone`s).
+    let memory: MemoryLinkServer?
     let hardware: VehicleHardware
     let body: VehicleBody
     let actuator: ObservingActuator
@@ -64,7 +66,8 @@ final class InProcessCar {
     var socketPath: String { folder + "/ble.sock" }
 
     /// `keys`: records put in the keychain before start-up.
-    init(keys: [KeyRecord], coalescer: AuditCoalescer = AuditCoalescer()) throws {
+    /// `memoryLinks`: the in-memory link server instead of the Unix-socket simulator.
+    init(keys: [KeyRecord], coalescer: AuditCoalescer = AuditCoalescer(), memoryLinks: Bool = false) throws {
         LogLevel.threshold = .warn // thousands of audit lines otherwise
         folder = AgentTestSupport.temporaryDirectory()
         store = try CarStore.open(stateDirectory: folder + "/state")
@@ -75,7 +78,8 @@ final class InProcessCar {
         self.keys = keyService
         let engine = CarProtocolEngine(configuration: CarProtocolConfiguration(vehicleID: vehicle), identity: identity,
                                        keys: keyService.directory, certificateVerifier: keyService.certificateVerifier)
-        server = try SimulatedLinkServer(configuration: .init(socketPath: folder + "/ble.sock"))
+        memory = memoryLinks ? MemoryLinkServer() : nil
+        server = try memory ?? SimulatedLinkServer(configuration: .init(socketPath: folder + "/ble.sock"))
         hardware = try VehicleHardware.open(boardFile: nil, simulate: true, clock: SystemClock())
         body = try VehicleBody(hardware: hardware, store: store, clock: clock, log: log)
         actuator = ObservingActuator(body.actuator)

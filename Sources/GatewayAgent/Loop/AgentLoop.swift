@@ -14,7 +14,7 @@ struct AgentLoop {
     static let tickMillis: UInt64 = 1000
 
     let service: CarService
-    let server: SimulatedLinkServer
+    let server: any LinkServer
     /// nil in tests that drive rounds themselves.
     let signals: SignalPipe?
     let clock: AgentClock
@@ -32,7 +32,8 @@ struct AgentLoop {
     func round(nextTick: inout UInt64, maxWaitMillis: UInt64 = .max) throws(Errno) -> Bool {
         let sets = sources.map { $0.pollSet() }
         let now = clock.monotonicMillis
-        let wakeAt = min(sources.compactMap { $0.nextDeadline() }.reduce(nextTick, min), now + min(maxWaitMillis, UInt64(Int32.max)))
+        let deadlines = sources.compactMap { $0.nextDeadline() } + [server.nextDeadline()].compactMap { $0 }
+        let wakeAt = min(deadlines.reduce(nextTick, min), now + min(maxWaitMillis, UInt64(Int32.max)))
         let timeout = service.hasHeldWork || wakeAt <= now ? 0 : Int32(clamping: wakeAt - now)
         let signalSet = signals.map { [($0.descriptor, PollEvents.readable)] } ?? []
         let linkSet = server.pollSet()

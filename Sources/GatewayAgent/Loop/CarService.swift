@@ -20,7 +20,7 @@ final class CarService {
     static let maxDeferredRecords = 256
 
     private var engine: CarProtocolEngine
-    private let server: SimulatedLinkServer
+    private let server: any LinkServer
     private let actuator: any VehicleActuator
     private let keys: KeyService
     private let audit: AuditSink
@@ -46,7 +46,7 @@ final class CarService {
     /// Commits and rows per commit of the audit log (status, tests, benchmarks).
     var auditStats: AuditCommitStats { audit.stats }
 
-    init(engine: CarProtocolEngine, server: SimulatedLinkServer, actuator: any VehicleActuator, keys: KeyService,
+    init(engine: CarProtocolEngine, server: any LinkServer, actuator: any VehicleActuator, keys: KeyService,
          audit: AuditSink, clock: AgentClock, log: AgentLog) {
         self.engine = engine
         self.server = server
@@ -57,7 +57,7 @@ final class CarService {
         self.log = log
     }
 
-    func handle(_ event: SimulatedLinkServer.Event) {
+    func handle(_ event: LinkEvent) {
         switch event {
         case .connected(let link):
             log.debug("\(link) connected")
@@ -67,10 +67,10 @@ final class CarService {
             execute(engine.receive(bytes, from: link, now: clock.now()))
         case .closed(let link, let reason):
             // A phone hanging up is routine; a malformed frame or an I/O error is news.
-            log.line(reason == .peerClosed ? .debug : .info, "\(link) closed: \(reason)")
+            log.line(reason.isRoutine ? .debug : .info, "\(link) closed: \(reason)")
             execute(engine.linkClosed(link, now: clock.now()))
         case .refusedBusy:
-            log.info("connection refused: busy (\(server.configuration.maxConnections) links open)")
+            log.info("connection refused: busy (\(server.maxConnections) links open)")
         }
     }
 

@@ -3,7 +3,7 @@
 // driven by the caller's poll loop: `pollSet()`, Poll.wait, then `process(_:nowMillis:)`.
 import Protocol
 
-public final class SimulatedLinkServer {
+public final class SimulatedLinkServer: LinkServer {
     public struct Configuration: Sendable {
         public var socketPath: String
         /// Connections at once; one more is told `busy` (a cleartext Fault) and closed.
@@ -16,30 +16,8 @@ public final class SimulatedLinkServer {
         public init(socketPath: String) { self.socketPath = socketPath }
     }
 
-    public enum CloseReason: Equatable, Sendable, CustomStringConvertible {
-        case peerClosed
-        case malformedFrame(LinkFrameError)
-        case outputOverflow
-        case ioError(String)
-
-        public var description: String {
-            switch self {
-            case .peerClosed: return "peer closed"
-            case .malformedFrame(let error): return "malformed frame: \(error)"
-            case .outputOverflow: return "peer stopped reading"
-            case .ioError(let what): return "I/O error: \(what)"
-            }
-        }
-    }
-
-    public enum Event: Equatable, Sendable {
-        case connected(LinkID)
-        case message(LinkID, Bytes)
-        /// The link is gone (not reported for links the caller closed itself).
-        case closed(LinkID, CloseReason)
-        /// A connection over `maxConnections` was answered `busy` and closed.
-        case refusedBusy
-    }
+    public typealias CloseReason = LinkCloseReason
+    public typealias Event = LinkEvent
 
     private struct Connection {
         let descriptor: FileDescriptor
@@ -72,6 +50,17 @@ public final class SimulatedLinkServer {
 
     /// When `link` connected (the `nowMillis` of the `process` call that accepted it).
     public func connectedAt(_ link: LinkID) -> UInt64? { connections[link]?.connectedAtMillis }
+
+    public var endpointDescription: String { "unix:" + configuration.socketPath }
+    public var maxConnections: Int { configuration.maxConnections }
+
+    /// A Unix socket has no radio facts: no address, RSSI or MTU.
+    public func facts(of link: LinkID) -> LinkFacts? {
+        connections[link].map { LinkFacts(transport: "unix", connectedAtMillis: $0.connectedAtMillis) }
+    }
+
+    /// Everything happens on descriptors.
+    public func nextDeadline() -> UInt64? { nil }
 
     /// What to poll: the listener, and every link (writable too while it has queued output).
     public func pollSet() -> [(FileDescriptor, PollEvents)] {
@@ -107,7 +96,7 @@ public final class SimulatedLinkServer {
     public func send(_ message: Bytes, to link: LinkID) -> Event? {
         guard connections[link] != nil else { return nil }
         let frame: Bytes
-        do throws(LinkFrameError) { frame = try LinkFraming.frame(message) } catch { return drop(link, .malformedFrame(error)) }
+        do throws(LinkFrameError) { frame = try LinkFraming.frame(message) } catch { return drop(link, .malformedFrame(error.description)) }
         connections[link]!.output += frame
         if let reason = flush(link) { return drop(link, reason) }
         return nil
@@ -168,7 +157,7 @@ public final class SimulatedLinkServer {
                 let messages = try connections[link]!.assembler.append(bytes)
                 return messages.map { .message(link, $0) }
             } catch {
-                return [drop(link, .malformedFrame(error))]
+                return [drop(link, .malformedFrame(error.description))]
             }
         }
     }
