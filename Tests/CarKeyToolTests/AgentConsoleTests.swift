@@ -56,14 +56,16 @@ final class AgentConsoleTests: XCTestCase {
     func testHelpStatusGPIOAndErrorsOnARealPTY() throws {
         let console: ConsoleClient = console
         let help = try console.command("help")
-        for command in ["status", "gpio", "actuate lock|unlock|trunk", "service on PIN", "events [N]", "pair", "config", "log level", "sim door"] {
+        for command in ["status", "links", "gpio", "actuate lock|unlock|trunk", "service on PIN", "events [N]", "pair", "config", "log level", "sim door"] {
             XCTAssertTrue(help.contains(command), "help lists \(command): \(help)")
         }
         let status = try console.command("status")
         for line in ["locks: locked (from lock-state input)", "doors: closed", "trunk: closed and latched", "proximity: not available",
-                     "cloud link: not configured", "outbox queue: ", "store: ", "audit log: ", "clock: trusted", "service mode: off"] {
+                     "cloud link: not configured", "phone link: unix:", "outbox queue: ", "store: ", "audit log: ", "clock: trusted", "service mode: off"] {
             XCTAssertTrue(status.contains(line), "status shows \(line): \(status)")
         }
+        let links = try console.command("links")
+        XCTAssertTrue(links.contains("phone link: unix:") && links.contains("0 of 8 link(s) open"), links)
         let gpio = try console.command("gpio")
         XCTAssertTrue(gpio.contains("unlock out: chip sim-gpio line 27, inactive, went active 0 time(s)"), gpio)
         XCTAssertTrue(gpio.contains("lockState in: chip sim-gpio line 13, active (debounced active)"), gpio)

@@ -57,6 +57,10 @@ final class MemoryLinkCarTests: XCTestCase {
         }
         XCTAssertEqual(car.server.facts(of: phone.link)?.rssi, -58, "the link's RSSI reaches the car")
         XCTAssertEqual(car.server.facts(of: phone.link)?.transport, "memory")
+        let snapshot = car.service.linkSnapshot
+        XCTAssertEqual(snapshot.links.map(\.id), [phone.link])
+        let line = LinkCommands.line(try XCTUnwrap(snapshot.links.first), nowMillis: 5000)
+        XCTAssertTrue(line.contains("rssi -58 dBm") && line.hasSuffix("session"), "console links line: \(line)")
 
         try phone.sendCommand(.unlock)
         var response: ResponseBody?

@@ -8,7 +8,14 @@ extension Command {
         name: "phone",
         summary: "Act as a phone: enroll with a pairing code, or handshake and send one command",
         discussion: """
-            Connects to a car (`carkey-agent run --simulate`) over its simulated link.
+            Connects to a car over its simulated link (`--connect unix:DIR/ble.sock`, from
+            `carkey-agent run --simulate`) or over Bluetooth LE through BlueZ (`--ble hci1` with
+            `--car AA:BB:CC:DD:EE:FF` or `--scan`; root or CAP_NET_ADMIN/CAP_NET_RAW, and no
+            bluetoothd on that adapter's host is needed only on the car). --scan looks for the
+            key service; after enrollment the car's advertising key (in KEYFILE.car) picks out
+            your car by its rotating identifier. Over BLE the tool discovers the key service,
+            subscribes to the car-to-phone characteristic and fragments messages over the ATT
+            MTU (docs/protocol.md, "Bluetooth LE transport").
 
             enroll --code NNNNNN: owner enrollment with the code the car shows (`carkey-agent
             pair`). On success prints 'enrolled' and saves the car's proven identity key and
@@ -32,7 +39,6 @@ extension Command {
             """,
         options: [
             .value("key", placeholder: "FILE", help: "The phone's private key (PKCS#8 PEM, from carkey keygen)"),
-            .value("connect", placeholder: "unix:PATH", help: "The car's simulated link socket"),
             .value("car-key", placeholder: "HEX|@PEMFILE", help: "The car identity public key to pin (default: from KEYFILE.car)"),
             .value("vehicle", placeholder: "ID", help: "The vehicle ID the car must present (default: from KEYFILE.car)"),
             .value("code", placeholder: "NNNNNN", help: "enroll: the pairing code the car shows"),
@@ -40,7 +46,7 @@ extension Command {
             .value("object", placeholder: "FILE", help: "revoke: the signed revocation (from carkey revoke)"),
             .value("encoding", placeholder: "der|raw", help: "AuthResponse signature encoding (default der)"),
             .value("timeout", placeholder: "SECONDS", help: "Bound on each wait for the car (default 5)"),
-        ],
+        ] + PhoneTransport.optionSpecs,
         arguments: [Positional("command", help: PhoneOptions.actionNamesForHelp)],
         action: { invocation in
             let options = try PhoneOptions(invocation.arguments)

@@ -33,7 +33,7 @@ struct PhoneExchange {
         configuration.signatureEncoding = options.encoding
         configuration.shareCertificate = options.shareCertificate
         var phone = PhoneProtocolSession(configuration: configuration)
-        let link = try attempt { try SimulatedLinkClient(socketPath: options.socketPath, timeoutMillis: options.timeoutMillis) }
+        let link = try attempt { try options.transport.connect(options: options) }
 
         let handshakeStart = Self.preciseMillis()
         try attempt { try link.send(try phone.start()) }

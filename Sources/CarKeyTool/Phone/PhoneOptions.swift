@@ -20,7 +20,8 @@ struct PhoneOptions {
 
     let key: P256PrivateKey
     let keyPath: String
-    let socketPath: String
+    /// How to reach the car: the simulated link's socket, or Bluetooth LE.
+    let transport: PhoneTransport
     let action: Action
     /// The car to pin for a command: --car-key/--vehicle, else KEYFILE.car. Nil for enroll.
     let car: PairedCar?
@@ -40,7 +41,7 @@ struct PhoneOptions {
     init(_ arguments: ParsedArguments) throws {
         keyPath = try arguments.require("key")
         key = try Self.privateKey(at: keyPath)
-        socketPath = try Self.socketPath(arguments)
+        transport = try PhoneTransport.parse(arguments)
         action = try Self.action(arguments)
 
         let carKey = try Self.carKey(arguments)
@@ -83,14 +84,6 @@ struct PhoneOptions {
             throw UsageError("'\(path)' for '--key' holds no unencrypted PKCS#8 P-256 private key")
         }
         return key
-    }
-
-    private static func socketPath(_ arguments: ParsedArguments) throws -> String {
-        let connect = try arguments.require("connect")
-        guard connect.hasPrefix("unix:"), connect.count > 5 else {
-            throw UsageError.invalidValue(connect, for: "--connect", expected: "unix:PATH")
-        }
-        return String(connect.dropFirst(5))
     }
 
     private static func action(_ arguments: ParsedArguments) throws -> Action {

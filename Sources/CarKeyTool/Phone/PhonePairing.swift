@@ -18,7 +18,7 @@ struct PhonePairing {
 
     func run() throws -> PairingOutcome {
         var session = PhonePairingSession(longTermKey: options.key, code: code, expectedVehicleID: options.expectedVehicleID)
-        let link = try attempt { try SimulatedLinkClient(socketPath: options.socketPath, timeoutMillis: options.timeoutMillis) }
+        let link = try attempt { try options.transport.connect(options: options) }
         try attempt { try link.send(try session.start()) }
         while true {
             let bytes = try attempt { try link.receive() }

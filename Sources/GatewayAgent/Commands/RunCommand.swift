@@ -6,16 +6,24 @@ import Protocol
 extension Command {
     static let run = Command(
         name: "run",
-        summary: "Run the agent (today: the simulated car, --simulate)",
+        summary: "Run the agent: phones over Bluetooth LE (--ble) or the simulated link",
         discussion: """
             Runs the crypto self-test and refuses to start if any check fails. Opens the store
             in --state-dir (created 0700), loads or creates the car identity key, and writes
             DIR/car-identity.pub (PEM) and DIR/vehicle-id for tools and tests.
 
-            The BLE characteristic is served on a Unix socket (default DIR/ble.sock, mode
-            0600): every message is a 2-byte big-endian length and then exactly the
+            Phones connect over Bluetooth LE with --ble ADAPTER (or config link.transport
+            "ble"): the agent owns the adapter through BlueZ's management API (power, LE,
+            name, advertising with the key service UUID and a rotating identifier, private
+            addresses) and serves its own GATT key service on the ATT channel. bluetoothd must
+            not run: the agent refuses to start next to it (`systemctl disable --now
+            bluetooth`). Needs root or CAP_NET_ADMIN + CAP_NET_RAW. docs/protocol.md,
+            "Bluetooth LE transport"; board/README.md.
+
+            Otherwise the characteristic is served on a Unix socket (default DIR/ble.sock,
+            mode 0600): every message is a 2-byte big-endian length and then exactly the
             characteristic bytes (docs/protocol.md, "Simulated link"). One connection is one
-            link; at most 8 at once. The radio link itself is not implemented yet.
+            link; at most 8 at once.
 
             Settings come from the config file (--config, default /etc/opencarkey/agent.json
             when present; keys in board/README.md), with flags on top. Without --simulate
@@ -32,15 +40,15 @@ extension Command {
             on stderr; no keys, session keys or signatures are ever logged.
             """,
         options: [
-            .flag("simulate", help: "Simulated GPIO chip and a pty console (phones always use the Unix socket for now)"),
+            .flag("simulate", help: "Simulated GPIO chip and a pty console (phones use the Unix socket unless --ble)"),
             .value("state-dir", placeholder: "DIR", help: "State directory (store, identity key, socket)"),
             .value("vehicle-id", placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
         ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs + KeysRunOptions.optionSpecs
-            + StoreSettings.optionSpecs + AuditSettings.optionSpecs,
+            + StoreSettings.optionSpecs + AuditSettings.optionSpecs + LinkSettings.optionSpecs,
         action: { invocation in
             let options = try RunOptions(invocation.arguments)
-            return try SimulatedCar(options: options, log: AgentLog()).run()
+            return try CarAgent(options: options, log: AgentLog()).run()
         }
     )
 }

@@ -17,6 +17,7 @@ extension AgentConfig {
             "mqtt.url: " + (cloud.map { $0.endpoint.description } ?? "none (offline)"),
             "mqtt.ca / cert / key: " + (cloud?.tls.map { [$0.caFile, $0.certificateFile ?? "-", $0.keyFile ?? "-"].joined(separator: " / ") } ?? "-"),
         ] + StoreSettings.displayLines(store)
+            + link.displayLines()
             + ["audit.routineRecordsPerKeyPerMinute: \(auditRoutinePerMinute ?? AuditSettings.defaultPerMinute)"]
     }
 }

@@ -12,7 +12,7 @@ struct AgentConfig: Equatable {
     /// Config files are small; the cap keeps a wrong path (a log, a device) from being slurped.
     static let maxFileBytes = 64 * 1024
 
-    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit"]
+    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link"]
     static let mqttKeys: Set<String> = ["url", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
     static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
@@ -35,6 +35,8 @@ struct AgentConfig: Equatable {
     var store = StoreBudget()
     /// Routine audit rows per key per minute (AuditSettings); nil: the default.
     var auditRoutinePerMinute: Int?
+    /// The phone link (Unix-socket simulator or Bluetooth LE).
+    var link = LinkSettings()
     /// The file the settings came from; nil when none was read.
     var sourcePath: String?
 
@@ -80,6 +82,9 @@ struct AgentConfig: Equatable {
         }
         if let store = try top.object("store", allowed: StoreSettings.keys) {
             config.store = try StoreSettings.read(store)
+        }
+        if let link = try top.object("link", allowed: LinkSettings.keys) {
+            config.link = try LinkSettings.read(link)
         }
         if let audit = try top.object("audit", allowed: AuditSettings.keys) {
             config.auditRoutinePerMinute = try AuditSettings.read(audit)

@@ -26,6 +26,8 @@ final class ConsoleContext {
     var keyLines: (() -> [String])?
     /// The audit log's group-commit counters (commits, rows per commit); nil until wired.
     var auditStats: (() -> AuditCommitStats)?
+    /// The phone links open now (transport, address, RSSI); nil until the link server exists.
+    var linkSnapshot: (() -> LinkSnapshot)?
     /// Writes lines to the console outside an answer (a pulse that ended, a pairing code).
     var notify: ([String]) -> Void = { _ in }
 

@@ -21,6 +21,7 @@ struct ConsoleSetup {
             GPIOCommands(context: context),
             service,
             KeyCommands(context: context),
+            LinkCommands(context: context),
         ]
         if let chip = body.hardware.simulated { groups.append(SimulationCommands(chip: chip)) }
 

@@ -25,6 +25,7 @@ final class StatusCommand: ConsoleCommandGroup {
             "doors: \(model.doorOpen ? "open" : "closed")",
             "trunk: \(model.trunkOpen ? "open" : "closed and latched")",
             "proximity: not available (no UWB ranging module in this build)",
+            "phone link: " + linkLine(),
             "actuators: " + actuatorLine(actuator),
             "pairing window: " + (context.isPairingWindowOpen.map { $0() ? "open" : "closed" } ?? "not available (owner enrollment not wired yet)"),
             "cloud link: " + cloudLine(),
@@ -40,6 +41,13 @@ final class StatusCommand: ConsoleCommandGroup {
         if let reason = actuator.latchedReason { return "DISABLED after a failure: \(reason) (restart the agent after checking the wiring)" }
         if let running = actuator.inProgress { return "busy (\(VehicleEvents.name(running)) in progress)" }
         return "idle"
+    }
+
+    private func linkLine() -> String {
+        guard let snapshot = context.linkSnapshot?() else { return "not available" }
+        let rssi = snapshot.links.compactMap(\.facts.rssi)
+        return "\(snapshot.endpoint), \(snapshot.links.count) of \(snapshot.maxLinks) link(s) open"
+            + (rssi.isEmpty ? "" : ", strongest RSSI \(rssi.max()!) dBm")
     }
 
     private func cloudLine() -> String {

@@ -57,6 +57,15 @@ final class CarService {
         self.log = log
     }
 
+    /// The open links with what the radio reports about them (console `links`, `status`).
+    var linkSnapshot: LinkSnapshot {
+        let established = Set(engine.establishedLinks)
+        let entries = server.links.compactMap { link in
+            server.facts(of: link).map { LinkSnapshot.Entry(id: link, facts: $0, established: established.contains(link)) }
+        }
+        return LinkSnapshot(endpoint: server.endpointDescription, maxLinks: server.maxConnections, links: entries)
+    }
+
     func handle(_ event: LinkEvent) {
         switch event {
         case .connected(let link):

@@ -20,12 +20,14 @@ struct RunOptions {
     let config: AgentConfig
     /// The store's size and age budget ("store" in the config file, --store-* flags).
     let store: StoreBudget
+    /// The phone link: the simulated Unix socket or Bluetooth LE (config "link", --ble).
+    let link: LinkSettings
     /// Routine audit rows itemised per key per minute (AuditSettings).
     let auditRoutinePerMinute: Int
 
     init(_ arguments: ParsedArguments) throws {
-        // Without --simulate the GPIO is real (libgpiod, the config's board file); phones still
-        // connect over the Unix socket until the BLE radio link exists.
+        // Without --simulate the GPIO is real (libgpiod, the config's board file). The phone link
+        // is its own choice (config "link", --ble): the VM lane runs simulated GPIO with BLE.
         simulate = arguments.flag("simulate")
         config = try ConfigOverrides.effectiveConfig(arguments, simulate: simulate)
         guard let directory = config.stateDirectory, let vehicleID = config.vehicleID else {
@@ -37,6 +39,7 @@ struct RunOptions {
         cloud = try CloudOptions.parse(arguments, file: config.cloud)
         keys = try KeysRunOptions.parse(arguments, simulate: simulate)
         store = try StoreSettings.parse(arguments, file: config.store)
+        link = try LinkSettings.parse(arguments, file: config.link)
         auditRoutinePerMinute = try AuditSettings.parse(arguments, file: config.auditRoutinePerMinute)
     }
 }

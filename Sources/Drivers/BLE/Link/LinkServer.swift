@@ -97,6 +97,7 @@ public protocol LinkServer: AnyObject {
     func send(_ message: Bytes, to link: LinkID) -> LinkEvent?
     /// Closes `link` after one last attempt to send its queued output. No event follows.
     func close(_ link: LinkID)
-    /// Closes every link and stops serving.
+    /// Closes every link and stops serving. Idempotent: start-up failures and the normal stop
+    /// may both call it.
     func shutdown()
 }

@@ -34,6 +34,7 @@ public final class SimulatedLinkServer: LinkServer {
     private var connections: [LinkID: Connection] = [:]
     private var nextLink: UInt64 = 1
     private var lastPollOrder: [Slot] = []
+    private var isShutDown = false
 
     /// Binds the socket (mode 0600; a stale one is replaced, a live one is an error).
     public init(configuration: Configuration) throws(Errno) {
@@ -110,7 +111,10 @@ public final class SimulatedLinkServer: LinkServer {
     }
 
     /// Closes every link and the listener, and removes the socket file if it is still ours.
+    /// Once: a second call does nothing (the listener's number may belong to another file by then).
     public func shutdown() {
+        guard !isShutDown else { return }
+        isShutDown = true
         links.forEach(close)
         listener.close()
         if UnixSocket.inode(of: configuration.socketPath) == listenerInode {

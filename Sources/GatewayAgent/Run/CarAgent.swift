@@ -1,5 +1,5 @@
-// Start-up and shut-down of the simulated car: self-test, store, identity, public state files,
-// key directory, link server, then the loop.
+// Start-up and shut-down of the car: self-test, store, identity, public state files, key
+// directory, the phone link (Unix-socket simulator or BlueZ, LinkBackend), then the loop.
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -12,7 +12,7 @@ struct AgentStartFailure: Error, CustomStringConvertible {
     let description: String
 }
 
-struct SimulatedCar {
+struct CarAgent {
     let options: RunOptions
     let log: AgentLog
 
@@ -46,7 +46,8 @@ struct SimulatedCar {
         keys.storeKeeper = storeKeeper
         let engine = CarProtocolEngine(configuration: options.keys.engineConfiguration(vehicleID: options.vehicleID),
                                        identity: identity, keys: keys.directory, certificateVerifier: keys.certificateVerifier)
-        let server = try SimulatedLinkServer(configuration: .init(socketPath: options.socketPath))
+        let server = try LinkBackend.open(options, store: store, clock: clock, log: log)
+        defer { server.shutdown() }
         let body = try VehicleBody(hardware: hardware, store: store, clock: clock, log: log)
         let service = CarService(engine: engine, server: server, actuator: body.actuator, keys: keys,
                                  audit: AuditSink(writer: store, log: log,
@@ -61,13 +62,14 @@ struct SimulatedCar {
         defer { console.console?.close() }
         console.context.wire(commands)
         console.context.auditStats = { [unowned service] in service.auditStats }
+        console.context.linkSnapshot = { [unowned service] in service.linkSnapshot }
 
         print("carkey-agent: crypto self-test passed")
         KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)
         storeKeeper.startupLines(options.store).forEach { print($0) }
         print("carkey-agent: \(body.summary)")
         if let endpoint = console.console?.endpoint { print("carkey-agent: console on \(endpoint)") }
-        print("carkey-agent: simulated car \(options.vehicleID) listening on \(options.socketPath)")
+        print("carkey-agent: " + LinkBackend.startupLine(server, options: options))
         print("carkey-agent: control socket \(control.socketPath)")
         fflush(nil) // tests and supervisors read these lines while the agent runs
 
