@@ -84,6 +84,24 @@ final class PairingTests: XCTestCase {
         XCTAssertEqual(Set((firstRun + secondRun).map(\.uuid)).count, firstRun.count + secondRun.count)
     }
 
+    func testAPairedCarFileWithoutTheAdvertisingKeyStillWorksAndABadKeyLineIsRefused() throws {
+        try car.start()
+        let key = try car.enrollOwner()
+        let carFile = key.path + ".car"
+        let lines = String(decoding: try Files.read(carFile), as: UTF8.self).split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3)
+        // Written before the advertising key existed (or by a car that sent none): still pins the car.
+        try Files.writeAtomically(Bytes((lines.prefix(2).joined(separator: "\n") + "\n").utf8), to: carFile, mode: 0o600)
+        XCTAssertEqual(try car.phone("status", key: key.path).firstLine, "ok")
+        // A key line that is not 16 bytes of hex is an error, and its value is not echoed.
+        try Files.writeAtomically(Bytes((lines.prefix(2).joined(separator: "\n") + "\nadvertising-key 00ff\n").utf8),
+                                  to: carFile, mode: 0o600)
+        let bad = try car.phone("status", key: key.path)
+        XCTAssertEqual(bad.status, 2, bad.stdout + bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("advertising-key line"), bad.stderr)
+        XCTAssertFalse(bad.stderr.contains("00ff"), bad.stderr)
+    }
+
     func testWrongCodesAreRefusedAndTheFifthClosesTheWindow() throws {
         try car.start()
         let key = try car.keygen("owner")
