@@ -27,7 +27,7 @@ enum PhoneEnrollment {
             print("car key id: \(KeyID(publicKey: paired.carIdentityKey))")
             switch grant {
             case .received: print("advertising key: received")
-            case .none: print("advertising key: none (this car does not send one)")
+            case .notSent: print("advertising key: none (this car does not send one)")
             case .refused(let error):
                 print("advertising key: refused")
                 writeStderr("carkey phone: enrolled, but the advertising key grant was refused: \(error)\n")

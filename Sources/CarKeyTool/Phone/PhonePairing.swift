@@ -8,7 +8,7 @@ enum GrantOutcome {
     /// The car's advertising key, opened with this phone key.
     case received(AdvertisingKey)
     /// Nothing within the timeout, or the car closed the link: an older car without the grant.
-    case none
+    case notSent
     /// Something came that does not open as this car's grant for this key.
     case refused(PhoneError)
 }
@@ -55,7 +55,7 @@ struct PhonePairing {
         do throws(SimulatedLinkError) {
             bytes = try link.receive()
         } catch {
-            return .none
+            return .notSent
         }
         do throws(PhoneError) {
             return .received(try session.receiveGrant(bytes))
