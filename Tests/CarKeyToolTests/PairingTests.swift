@@ -36,8 +36,16 @@ final class PairingTests: XCTestCase {
         XCTAssertEqual(try Files.mode(of: carFile), 0o600)
         let pem = String(decoding: try Files.read(car.stateDir + "/car-identity.pub"), as: UTF8.self)
         let identity = try P256PublicKey(pemRepresentation: pem)
-        XCTAssertEqual(String(decoding: try Files.read(carFile), as: UTF8.self),
-                       "vehicle-id \(AgentHarness.vehicle)\ncar-identity \(identity.sec1.hexString)\n")
+        // The car granted its advertising key (protocol.md 18.12); it is saved, never printed.
+        XCTAssertTrue(lines.contains("advertising key: received"), enrolled.stdout)
+        let carText = String(decoding: try Files.read(carFile), as: UTF8.self)
+        let carLines = carText.split(separator: "\n").map(String.init)
+        XCTAssertEqual(Array(carLines.prefix(2)), ["vehicle-id \(AgentHarness.vehicle)", "car-identity \(identity.sec1.hexString)"])
+        XCTAssertEqual(carLines.count, 3, carText)
+        let savedHex = try XCTUnwrap(carLines.last?.split(separator: " ").last.map(String.init))
+        XCTAssertTrue(carLines.last?.hasPrefix("advertising-key ") ?? false, carText)
+        let saved = try AdvertisingKey(bytes: try XCTUnwrap(Bytes(hex: savedHex)))
+        XCTAssertFalse(enrolled.stdout.contains(savedHex) || enrolled.stderr.contains(savedHex), "the key is never printed")
 
         // No --car-key/--vehicle: the .car file pins them.
         let unlock = try car.phone("unlock", key: key.path)
@@ -48,6 +56,14 @@ final class PairingTests: XCTestCase {
         let agent = try XCTUnwrap(car.agent)
         XCTAssertEqual(car.stop(), 0)
         XCTAssertFalse(agent.stdout.contains(code) || agent.stderr.contains(code), "the pairing code is never logged")
+        XCTAssertFalse(agent.stdout.contains(savedHex) || agent.stderr.contains(savedHex), "nor the advertising key")
+        // The phone's key is the car's: identifiers the car makes resolve with the saved key.
+        let carKey = try AdvertisingKey(bytes: try XCTUnwrap(try CarStore.open(stateDirectory: car.stateDir)
+            .get(kind: .identity, id: CarStore.advertisingKeyRecordID)))
+        XCTAssertEqual(saved, carKey)
+        let advertised = try AdvertisingIdentifierRotation(key: carKey, now: 0).current
+        XCTAssertTrue(AdvertisingIdentifier.resolve(advertised.bytes, key: saved))
+        XCTAssertFalse(AdvertisingIdentifier.resolve(advertised.bytes, key: try AdvertisingKey(bytes: Bytes(repeating: 7, count: 16))))
         let firstRun = try car.events()
         XCTAssertFalse(firstRun.contains { [$0.event.actor, $0.event.detailJSON].compactMap { $0 }.joined().contains(code) })
         let enrollment = try XCTUnwrap(firstRun.first { $0.event.kind == .enrollment && $0.event.result == "enrolled" })
@@ -66,6 +82,24 @@ final class PairingTests: XCTestCase {
                        "numbers continue across the restart, no gap, no reuse")
         XCTAssertTrue(secondRun.contains { $0.event.action == "lock" && $0.event.result == "ok" })
         XCTAssertEqual(Set((firstRun + secondRun).map(\.uuid)).count, firstRun.count + secondRun.count)
+    }
+
+    func testAPairedCarFileWithoutTheAdvertisingKeyStillWorksAndABadKeyLineIsRefused() throws {
+        try car.start()
+        let key = try car.enrollOwner()
+        let carFile = key.path + ".car"
+        let lines = String(decoding: try Files.read(carFile), as: UTF8.self).split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3)
+        // Written before the advertising key existed (or by a car that sent none): still pins the car.
+        try Files.writeAtomically(Bytes((lines.prefix(2).joined(separator: "\n") + "\n").utf8), to: carFile, mode: 0o600)
+        XCTAssertEqual(try car.phone("status", key: key.path).firstLine, "ok")
+        // A key line that is not 16 bytes of hex is an error, and its value is not echoed.
+        try Files.writeAtomically(Bytes((lines.prefix(2).joined(separator: "\n") + "\nadvertising-key 00ff\n").utf8),
+                                  to: carFile, mode: 0o600)
+        let bad = try car.phone("status", key: key.path)
+        XCTAssertEqual(bad.status, 2, bad.stdout + bad.stderr)
+        XCTAssertTrue(bad.stderr.contains("advertising-key line"), bad.stderr)
+        XCTAssertFalse(bad.stderr.contains("00ff"), bad.stderr)
     }
 
     func testWrongCodesAreRefusedAndTheFifthClosesTheWindow() throws {

@@ -174,4 +174,32 @@ final class StorageSealedRecordTests: StorageTestCase {
         XCTAssertEqual(try sealedBlob(kind: .identity, id: CarStore.identityRecordID), blob, "not overwritten")
         XCTAssertEqual(try tamperEvents(store).count, 1)
     }
+
+    func testAdvertisingKeyIsCreatedOnceBesideTheIdentityAndSurvivesRestarts() throws {
+        let store = try openStore()
+        XCTAssertNil(try store.get(kind: .identity, id: CarStore.advertisingKeyRecordID))
+        let first = try store.loadOrCreateAdvertisingKey()
+        XCTAssertEqual(try store.get(kind: .identity, id: CarStore.advertisingKeyRecordID), first.bytes, "sealed beside the identity")
+        XCTAssertEqual(try store.loadOrCreateAdvertisingKey(), first, "created once")
+        let again = try openStore().loadOrCreateAdvertisingKey()
+        XCTAssertEqual(again.bytes, first.bytes, "the same key after a reopen")
+        XCTAssertNotEqual(first.bytes, Bytes(repeating: 0, count: 16))
+        XCTAssertEqual(try openStore().list(kind: .identity).records.map(\.id).sorted { $0.lexicographicallyPrecedes($1) },
+                       [CarStore.advertisingKeyRecordID], "no identity key was made on the way")
+    }
+
+    func testATamperedAdvertisingKeyIsNeverReplaced() throws {
+        let store = try openStore()
+        _ = try store.loadOrCreateAdvertisingKey()
+        var blob = try sealedBlob(kind: .identity, id: CarStore.advertisingKeyRecordID)
+        blob[blob.count - 1] ^= 0x80
+        try setSealedBlob(blob, kind: .identity, id: CarStore.advertisingKeyRecordID)
+        XCTAssertThrowsError(try store.loadOrCreateAdvertisingKey()) {
+            XCTAssertEqual($0 as? StorageError, .tampered(kind: .identity, id: CarStore.advertisingKeyRecordID))
+        }
+        XCTAssertEqual(try sealedBlob(kind: .identity, id: CarStore.advertisingKeyRecordID), blob, "not overwritten")
+        // A row of the wrong length (written by something else) is refused, not used.
+        try store.put([1, 2, 3], kind: .identity, id: CarStore.advertisingKeyRecordID)
+        XCTAssertThrowsError(try store.loadOrCreateAdvertisingKey())
+    }
 }

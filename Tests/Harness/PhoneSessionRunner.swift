@@ -135,6 +135,8 @@ public enum PhoneSessionRunner {
         case .signingFailed: return "signingFailed"
         case .keyGenerationFailed: return "keyGenerationFailed"
         case .pairingNotConfirmed: return "pairingNotConfirmed"
+        case .advertisingKeyGrantInvalid: return "advertisingKeyGrantInvalid"
+        case .keyAgreementUnavailable: return "keyAgreementUnavailable"
         }
     }
 }

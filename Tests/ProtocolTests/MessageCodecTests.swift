@@ -184,7 +184,8 @@ final class MessageCodecTests: XCTestCase {
          try ChallengeMessage(challenge: challenge, carEphemeralPublicKey: ephemeral, vehicleID: VehicleID("V"),
                               signature: Bytes(repeating: 7, count: 64)).encoded(),
          FaultMessage(.busy).encoded(),
-         try EncryptedRecord(type: .response, counter: 3, ciphertext: [1, 2, 3], tag: Bytes(repeating: 0, count: 16)).encoded()]
+         try EncryptedRecord(type: .response, counter: 3, ciphertext: [1, 2, 3], tag: Bytes(repeating: 0, count: 16)).encoded(),
+         try AdvertisingKeyGrantMessage(ciphertext: Bytes(repeating: 5, count: 16), tag: Bytes(repeating: 6, count: 16)).encoded()]
     }
 
     func testEveryTruncationIsRejected() throws {

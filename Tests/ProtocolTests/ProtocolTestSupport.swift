@@ -105,6 +105,11 @@ struct PinnedSigner: ProtocolSigner {
     }
 }
 
+/// The pinned car key does ECDH like the real one (the advertising-key grant).
+extension PinnedSigner: ProtocolKeyAgreement {
+    func sharedSecret(with peer: P256PublicKey) throws -> Bytes { try key.sharedSecret(with: peer) }
+}
+
 extension Array where Element == CarAction {
     var sent: [Bytes] { compactMap { if case .send(_, let bytes) = $0 { return bytes } else { return nil } } }
     var performs: [CommandRequest] { compactMap { if case .perform(let r) = $0 { return r } else { return nil } } }

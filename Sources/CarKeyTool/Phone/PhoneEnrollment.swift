@@ -7,13 +7,15 @@ enum PhoneEnrollment {
     /// Prints the result and returns the exit status: 0 only when enrolled and saved.
     static func finish(_ outcome: PairingOutcome, options: PhoneOptions) throws -> Int32 {
         switch outcome {
-        case .paired(let paired):
+        case .paired(let paired, let grant):
             if let expected = options.expectedCarKey, expected != paired.carIdentityKey {
                 print("refused: the car's identity key is not the one given with --car-key")
                 writeStderr("carkey phone: the car enrolled this key, but its identity differs from --car-key; nothing saved\n")
                 return 1
             }
-            let car = PairedCar(identityKey: paired.carIdentityKey, vehicleID: paired.vehicleID)
+            var advertisingKey: AdvertisingKey?
+            if case .received(let key) = grant { advertisingKey = key }
+            let car = PairedCar(identityKey: paired.carIdentityKey, vehicleID: paired.vehicleID, advertisingKey: advertisingKey)
             let path = PairedCar.path(forKey: options.keyPath)
             do {
                 try car.write(to: path)
@@ -23,6 +25,13 @@ enum PhoneEnrollment {
             print("enrolled")
             print("vehicle: \(paired.vehicleID)")
             print("car key id: \(KeyID(publicKey: paired.carIdentityKey))")
+            switch grant {
+            case .received: print("advertising key: received")
+            case .notSent: print("advertising key: none (this car does not send one)")
+            case .refused(let error):
+                print("advertising key: refused")
+                writeStderr("carkey phone: enrolled, but the advertising key grant was refused: \(error)\n")
+            }
             print("saved: \(path)")
             return 0
         case .refused(let code):

@@ -3,9 +3,19 @@
 import Drivers
 import Protocol
 
+/// What followed a confirmed PairingResult (protocol.md section 18.12).
+enum GrantOutcome {
+    /// The car's advertising key, opened with this phone key.
+    case received(AdvertisingKey)
+    /// Nothing within the timeout, or the car closed the link: an older car without the grant.
+    case notSent
+    /// Something came that does not open as this car's grant for this key.
+    case refused(PhoneError)
+}
+
 enum PairingOutcome {
     /// Enrolled; the car proved it knows the code.
-    case paired(PhonePairingSession.Paired)
+    case paired(PhonePairingSession.Paired, grant: GrantOutcome)
     /// The car refused (cleartext fault or PairingResult): advice only.
     case refused(UInt16)
     /// The phone refused the car's PairingChallenge or result and pinned nothing.
@@ -33,9 +43,24 @@ struct PhonePairing {
             }
             switch event {
             case .send(let proof): try attempt { try link.send(proof) }
-            case .paired(let paired): return .paired(paired)
+            case .paired(let paired): return .paired(paired, grant: receiveGrant(link, session: &session))
             case .refused(let code): return .refused(code)
             }
+        }
+    }
+
+    /// One more message after PairingResult 0, bounded by the link timeout.
+    private func receiveGrant(_ link: SimulatedLinkClient, session: inout PhonePairingSession) -> GrantOutcome {
+        let bytes: Bytes
+        do throws(SimulatedLinkError) {
+            bytes = try link.receive()
+        } catch {
+            return .notSent
+        }
+        do throws(PhoneError) {
+            return .received(try session.receiveGrant(bytes))
+        } catch {
+            return .refused(error)
         }
     }
 

@@ -44,7 +44,10 @@ struct CarAgent {
 
         let keys = try KeyService.load(store: store, capacity: options.keys.keySlots, clock: clock, log: log)
         keys.storeKeeper = storeKeeper
-        let engine = CarProtocolEngine(configuration: options.keys.engineConfiguration(vehicleID: options.vehicleID),
+        var engineConfiguration = options.keys.engineConfiguration(vehicleID: options.vehicleID)
+        // Granted to each newly enrolled owner phone (protocol.md 18.12); never logged.
+        engineConfiguration.advertisingKey = try store.loadOrCreateAdvertisingKey()
+        let engine = CarProtocolEngine(configuration: engineConfiguration,
                                        identity: identity, keys: keys.directory, certificateVerifier: keys.certificateVerifier)
         let server = try LinkBackend.open(options, store: store, clock: clock, log: log)
         defer { server.shutdown() }

@@ -26,6 +26,9 @@ public struct CarProtocolConfiguration: Sendable, Equatable {
     public var maxRecordCounter: UInt64 = 1 << 32
     /// Owner enrollment: window length and wrong codes allowed.
     public var pairing = PairingPolicy()
+    /// The car's advertising key (section 18.12), granted to each newly enrolled owner phone
+    /// after its PairingResult. nil: no AdvertisingKeyGrant is sent (a car without BLE privacy).
+    public var advertisingKey: AdvertisingKey?
 
     public init(vehicleID: VehicleID) { self.vehicleID = vehicleID }
 }

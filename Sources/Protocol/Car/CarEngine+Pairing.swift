@@ -41,6 +41,8 @@ extension CarProtocolEngine {
                 message = PairingResultMessage(result ?? .internalError)
             }
             actions.append(.send(pending.link, message.encoded()))
+            // Section 18.12: the advertising key follows a successful PairingResult only.
+            if message.isSuccess, let grant = pending.grant { actions.append(.send(pending.link, grant)) }
         }
         let event: AuditRecord.Event = result == nil ? .ownerEnrolled : .rejected
         actions.append(.audit(AuditRecord(event, link: pending.link, keyID: pending.keyID, fault: result, now: now)))
@@ -115,7 +117,8 @@ extension CarProtocolEngine {
             pairingWindow = nil
             let token = CommandToken(nextToken)
             nextToken += 1
-            pendingEnrollments[token] = PendingEnrollment(link: link, keyID: keyID, carMAC: carMAC)
+            let grant = advertisingKeyGrant(phone: pending.phoneKey, challenge: pending.challenge)
+            pendingEnrollments[token] = PendingEnrollment(link: link, keyID: keyID, carMAC: carMAC, grant: grant)
             links[link] = .enrolling(token)
             rateLimiter.recordSuccess(link, now: now.monotonicMillis)
             return [.audit(AuditRecord(.pairingWindowClosed, link: link, keyID: keyID, now: now)),
@@ -127,6 +130,17 @@ extension CarProtocolEngine {
             }
             return rejectBeforeSession(error, link: link, keyID: keyID, now: now) + extra
         }
+    }
+
+    /// The AdvertisingKeyGrant for `phone`, keyed by ECDH(car identity, phone key) and salted
+    /// with this enrollment's challenge (section 18.12). nil without an advertising key, or
+    /// when the identity key cannot do ECDH (then the phone enrolls without the key).
+    func advertisingKeyGrant(phone: P256PublicKey, challenge: Bytes) -> Bytes? {
+        guard let key = configuration.advertisingKey, let agreement = identity as? any ProtocolKeyAgreement,
+              var shared = try? agreement.sharedSecret(with: phone) else { return nil }
+        defer { ConstantTime.wipe(&shared) }
+        return try? AdvertisingKeyGrantMessage.seal(key, sharedSecret: shared, challenge: challenge,
+                                                    carIdentity: identity.publicKey.sec1, phone: phone.sec1).encoded()
     }
 
     /// Housekeeping for `tick`: audits a window that ran out.

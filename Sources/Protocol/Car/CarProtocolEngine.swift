@@ -69,7 +69,7 @@ public struct CarProtocolEngine: Sendable {
         case .authResponse(let response): return handleAuthResponse(response, raw: bytes, link: link, now: now)
         case .pairingHello(let hello): return handlePairingHello(hello, raw: bytes, link: link, now: now)
         case .pairingProof(let proof): return handlePairingProof(proof, link: link, now: now)
-        case .challenge, .encrypted, .fault, .pairingChallenge, .pairingResult:
+        case .challenge, .encrypted, .fault, .pairingChallenge, .pairingResult, .advertisingKeyGrant:
             return rejectBeforeSession(.unexpectedMessage, link: link, keyID: pendingKeyID(link), now: now)
         }
     }

@@ -96,6 +96,11 @@ public enum MessageDecoder {
             return ["PairingResult (car -> phone), \(length) bytes, version 1",
                     "  result:             \(outcome)",
                     "  carMAC:             \(m.carMAC.hexString)"]
+        case .advertisingKeyGrant(let m):
+            return ["AdvertisingKeyGrant (car -> phone, encrypted), \(length) bytes, version 1",
+                    "  ciphertext:         \(m.ciphertext.count) bytes",
+                    "  tag:                \(m.tag.hexString)",
+                    "  (contents need the enrolled phone key)"]
         }
     }
 
@@ -112,6 +117,7 @@ public enum MessageDecoder {
         case .pairingChallenge: return "PairingChallenge"
         case .pairingProof: return "PairingProof"
         case .pairingResult: return "PairingResult"
+        case .advertisingKeyGrant: return "AdvertisingKeyGrant"
         }
     }
 }

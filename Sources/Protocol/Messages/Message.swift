@@ -11,6 +11,7 @@ public enum Message: Equatable, Sendable {
     case pairingChallenge(PairingChallengeMessage)
     case pairingProof(PairingProofMessage)
     case pairingResult(PairingResultMessage)
+    case advertisingKeyGrant(AdvertisingKeyGrantMessage)
 
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> Message {
         guard let first = bytes.first else { throw .empty }
@@ -28,6 +29,7 @@ public enum Message: Equatable, Sendable {
         case .pairingChallenge: return .pairingChallenge(try PairingChallengeMessage.decode(bytes))
         case .pairingProof: return .pairingProof(try PairingProofMessage.decode(bytes))
         case .pairingResult: return .pairingResult(try PairingResultMessage.decode(bytes))
+        case .advertisingKeyGrant: return .advertisingKeyGrant(try AdvertisingKeyGrantMessage.decode(bytes))
         }
     }
 
@@ -42,6 +44,7 @@ public enum Message: Equatable, Sendable {
         case .pairingChallenge(let m): return m.encoded()
         case .pairingProof(let m): return m.encoded()
         case .pairingResult(let m): return m.encoded()
+        case .advertisingKeyGrant(let m): return m.encoded()
         }
     }
 }

@@ -24,6 +24,11 @@ public enum PhoneError: Error, Equatable, Sendable, CustomStringConvertible {
     /// PairingResult said success but its car MAC is wrong: the car did not prove it knows the
     /// code (a relay or impostor). Do not pin its identity key.
     case pairingNotConfirmed
+    /// The AdvertisingKeyGrant does not open under ECDH(phone key, pinned car identity) and
+    /// this enrollment's challenge: altered, or not made by the car for this phone.
+    case advertisingKeyGrantInvalid
+    /// The phone key cannot do ECDH, so it cannot receive the advertising key.
+    case keyAgreementUnavailable
 
     public var description: String {
         switch self {
@@ -41,6 +46,8 @@ public enum PhoneError: Error, Equatable, Sendable, CustomStringConvertible {
         case .signingFailed: return "the phone key could not sign"
         case .keyGenerationFailed: return "could not generate an ephemeral key"
         case .pairingNotConfirmed: return "the car did not prove it knows the pairing code; do not trust it"
+        case .advertisingKeyGrantInvalid: return "the advertising key grant does not authenticate for this car and phone key"
+        case .keyAgreementUnavailable: return "the phone key cannot do ECDH to receive the advertising key"
         }
     }
 

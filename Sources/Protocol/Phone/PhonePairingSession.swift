@@ -6,7 +6,9 @@ public struct PhonePairingSession: Sendable {
     enum State: Sendable {
         case idle
         case helloSent(hello: Bytes)
-        case proofSent(carIdentity: P256PublicKey, vehicleID: VehicleID, expectedCarMAC: Bytes)
+        case proofSent(carIdentity: P256PublicKey, vehicleID: VehicleID, expectedCarMAC: Bytes, challenge: Bytes)
+        /// Enrolled; an AdvertisingKeyGrant may follow (section 18.12).
+        case paired(carIdentity: P256PublicKey, challenge: Bytes)
         case done
     }
 
@@ -57,14 +59,37 @@ public struct PhonePairingSession: Sendable {
         case (.helloSent, .fault(let fault)), (.proofSent, .fault(let fault)):
             state = .done
             return .refused(fault.code)
-        case (.proofSent(let carIdentity, let vehicleID, let expected), .pairingResult(let result)):
+        case (.proofSent(let carIdentity, let vehicleID, let expected, let challenge), .pairingResult(let result)):
             state = .done
             guard result.isSuccess else { return .refused(result.result) }
             guard ConstantTime.equals(result.carMAC, expected) else { throw .pairingNotConfirmed }
+            state = .paired(carIdentity: carIdentity, challenge: challenge)
             return .paired(Paired(carIdentityKey: carIdentity, vehicleID: vehicleID))
         default:
             throw .unexpectedMessage("pairing message 0x\([bytes.first ?? 0].hexString) out of order")
         }
+    }
+
+    /// After `.paired`: opens the car's AdvertisingKeyGrant (section 18.12) with
+    /// ECDH(phone long-term key, the car identity key just pinned), salted with this
+    /// enrollment's challenge. One grant per enrollment; the session is done afterwards,
+    /// whether it opened or not. A car that sends none is an older car: enrolled, no key.
+    public mutating func receiveGrant(_ bytes: Bytes) throws(PhoneError) -> AdvertisingKey {
+        guard case .paired(let carIdentity, let challenge) = state else {
+            throw .unexpectedMessage("AdvertisingKeyGrant before a confirmed PairingResult")
+        }
+        state = .done
+        let message: Message
+        do throws(MessageFormatError) { message = try Message.decode(bytes) } catch { throw .malformed(error) }
+        guard case .advertisingKeyGrant(let grant) = message else {
+            throw .unexpectedMessage("message 0x\([bytes.first ?? 0].hexString) instead of AdvertisingKeyGrant")
+        }
+        guard let agreement = longTermKey as? any ProtocolKeyAgreement else { throw .keyAgreementUnavailable }
+        guard var shared = try? agreement.sharedSecret(with: carIdentity) else { throw .keyAgreementUnavailable }
+        defer { ConstantTime.wipe(&shared) }
+        guard let key = try? grant.open(sharedSecret: shared, challenge: challenge, carIdentity: carIdentity.sec1,
+                                        phone: longTermKey.publicKey.sec1) else { throw .advertisingKeyGrantInvalid }
+        return key
     }
 
     /// Checks that the challenge is signed by the identity key it carries over our own
@@ -86,7 +111,8 @@ public struct PhonePairingSession: Sendable {
             throw .malformed(error)
         }
         let expected = PairingProofs.carMAC(code: code, phone: phone, car: car, challenge: challenge.challenge)
-        state = .proofSent(carIdentity: carIdentity, vehicleID: challenge.vehicleID, expectedCarMAC: expected)
+        state = .proofSent(carIdentity: carIdentity, vehicleID: challenge.vehicleID, expectedCarMAC: expected,
+                           challenge: challenge.challenge)
         return .send(proof.encoded())
     }
 }

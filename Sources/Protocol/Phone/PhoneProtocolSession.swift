@@ -168,6 +168,7 @@ public struct PhoneProtocolSession: Sendable {
         case .pairingChallenge: return "PairingChallenge"
         case .pairingProof: return "PairingProof"
         case .pairingResult: return "PairingResult"
+        case .advertisingKeyGrant: return "AdvertisingKeyGrant"
         }
     }
 }

@@ -8,3 +8,12 @@ public protocol ProtocolSigner: Sendable {
 }
 
 extension P256PrivateKey: ProtocolSigner {}
+
+/// A long-term key that can also do static ECDH (the car identity key for the advertising-key
+/// grant, docs/protocol.md section 18.12; a Secure Enclave key can too).
+public protocol ProtocolKeyAgreement: ProtocolSigner {
+    /// The 32-byte x-coordinate of ECDH(self, peer).
+    func sharedSecret(with peer: P256PublicKey) throws -> Bytes
+}
+
+extension P256PrivateKey: ProtocolKeyAgreement {}

@@ -34,6 +34,8 @@ public enum MessageType: UInt8, Sendable, CaseIterable {
     case pairingChallenge = 0x21
     case pairingProof = 0x22
     case pairingResult = 0x23
+    /// The advertising key for an enrolled owner phone, after PairingResult 0 (section 18.12).
+    case advertisingKeyGrant = 0x24
     case fault = 0x7F
     case authResponse = 0xAA
 

@@ -27,4 +27,7 @@ struct PendingEnrollment: Sendable {
     let keyID: KeyID
     /// The car's proof of the code, computed before the code was forgotten; sent on success only.
     let carMAC: Bytes
+    /// The AdvertisingKeyGrant for this phone, sent after PairingResult 0 only; nil when the
+    /// car has no advertising key (or its identity key cannot do ECDH).
+    let grant: Bytes?
 }
