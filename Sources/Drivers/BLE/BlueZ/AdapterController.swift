@@ -186,10 +186,11 @@ public struct AdapterController: Sendable {
                     notFoundIfResolutionExhausted()
                     return
                 }
-                queue.removeAll { if case .readInfo = $0 { return true } else { return false } }
+                queue.removeAll(where: \.isResolution)
                 state.index = index
                 queue.insert(contentsOf: bringUpSteps, at: 0)
             }
+            guard index == state.index else { return }
             state.address = info.address
             state.settings = info.currentSettings
         case .powerOff, .setPrivacy, .setLowEnergy, .bredrOff, .setConnectable, .powerOn:
@@ -268,7 +269,9 @@ public struct AdapterController: Sendable {
                 failures = 0
                 retryAt = 0
             } else if state.index == nil, case .address = configuration.adapter {
-                queue.append(.readInfo(event.controllerIndex))
+                // A new controller while we look for ours: ask it first, without waiting out a back-off.
+                queue.insert(.readInfo(event.controllerIndex), at: 0)
+                retryAt = now
             }
         case .indexRemoved where ours:
             state.settings = []
@@ -302,6 +305,16 @@ public struct AdapterController: Sendable {
             reports.append(.deviceDisconnected(address: address, type: type, reason: reason))
         default:
             break
+        }
+    }
+}
+
+extension AdapterController.Step {
+    /// Steps that look for the adapter by address; dropped once it is found.
+    var isResolution: Bool {
+        switch self {
+        case .readIndexList, .readInfo: return true
+        default: return false
         }
     }
 }
