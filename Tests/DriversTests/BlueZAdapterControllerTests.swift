@@ -80,6 +80,19 @@ final class BlueZAdapterControllerTests: XCTestCase {
         XCTAssertNil(s.controller.state.lastError)
     }
 
+    func testLeftoverSetAdvertisingIsSwitchedOffBeforeOurInstance() throws {
+        var s = try ScriptedMgmt(configuration())
+        s.expectOpcode(.readControllerInfo, returning: MgmtVectors.controllerInfo(address: address, settings: [.powered, .lowEnergy, .advertising]))
+        s.expectOpcode(.setLowEnergy, returning: MgmtVectors.settingsBytes([.powered, .lowEnergy, .advertising]))
+        s.expectOpcode(.setLocalName)
+        s.expectOpcode(.setConnectable, returning: MgmtVectors.settingsBytes([.powered, .lowEnergy, .advertising, .connectable]))
+        s.expectOpcode(.setPowered, returning: MgmtVectors.settingsBytes([.powered, .lowEnergy, .advertising, .connectable]))
+        s.expect("29 00 00 00 01 00 00", reply: settingsReply(0x0029, [.powered, .lowEnergy, .connectable]))
+        s.expect("3f 00 00 00 01 00 01", reply: MgmtVectors.complete(0x003F, [1]))
+        s.expect(bytes: addAdvertisingBytes(), reply: addCompleted)
+        s.expectIdle()
+    }
+
     func testPowerCycleReaddsAdvertising() throws {
         var s = try ScriptedMgmt(configuration())
         bringUp(&s)

@@ -4,15 +4,26 @@ import Glibc
 @testable import Drivers
 
 final class BlueZDetectorAndScannerTests: XCTestCase {
+    private var created: [String] = []
+
+    override func tearDown() {
+        // Deepest first: files, then their folders, then the root.
+        for path in created.reversed() { if unlink(path) != 0 { rmdir(path) } }
+        created.removeAll()
+    }
+
     private func fakeProc(_ processes: [String: String]) throws -> String {
         var template = Array("/tmp/bluez-proc-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw Errno.current("mkdtemp") }
         let root = String(cString: made)
+        created.append(root)
         for (pid, comm) in processes {
             try Files.ensureDirectory(root + "/" + pid)
             try Files.writeAtomically(Array((comm + "\n").utf8), to: root + "/" + pid + "/comm")
+            created += [root + "/" + pid, root + "/" + pid + "/comm"]
         }
         try Files.ensureDirectory(root + "/self") // non-numeric entries are ignored
+        created.append(root + "/self")
         return root
     }
 

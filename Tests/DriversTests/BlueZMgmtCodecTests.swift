@@ -17,6 +17,7 @@ final class BlueZMgmtCodecTests: XCTestCase {
             (.setConnectable(true, index: 0), "07 00 00 00 01 00 01"),
             (.setLowEnergy(true, index: 0), "0d 00 00 00 01 00 01"),
             (.setBREDR(false, index: 0), "2a 00 00 00 01 00 00"),
+            (.setAdvertising(false, index: 0), "29 00 00 00 01 00 00"),
             (.removeAdvertising(instance: 1, index: 0), "3f 00 00 00 01 00 01"),
             (.getConnectionInfo(address: phone, type: .lePublic, index: 0), "31 00 00 00 07 00 01 00 01 01 aa 00 01"),
             (.startDiscovery(index: 1), "23 00 01 00 01 00 06"),

@@ -11,7 +11,7 @@ public struct AdapterController: Sendable {
         case readIndexList
         case readInfo(UInt16)
         case powerOff, setPrivacy, setLowEnergy, bredrOff, setName, setConnectable, powerOn
-        case removeAdvertising, addAdvertising
+        case advertisingSettingOff, removeAdvertising, addAdvertising
         case connectionInfo(BluetoothAddress, BluetoothAddressType)
     }
 
@@ -154,6 +154,7 @@ public struct AdapterController: Sendable {
         case .setName: return MgmtCommand(.setLocalName, index: index, parameters: prepared.localName)
         case .setConnectable: return .setConnectable(true, index: index)
         case .powerOn: return .setPowered(true, index: index)
+        case .advertisingSettingOff: return .setAdvertising(false, index: index)
         case .removeAdvertising: return .removeAdvertising(instance: configuration.instance, index: index)
         case .addAdvertising: return MgmtCommand(.addAdvertising, index: index, parameters: prepared.addAdvertising)
         case .connectionInfo(let address, let type): return .getConnectionInfo(address: address, type: type, index: index)
@@ -193,7 +194,11 @@ public struct AdapterController: Sendable {
             guard index == state.index else { return }
             state.address = info.address
             state.settings = info.currentSettings
-        case .powerOff, .setPrivacy, .setLowEnergy, .bredrOff, .setConnectable, .powerOn:
+            // Set Advertising on makes the kernel ignore instances: switch it off before ours.
+            if info.currentSettings.contains(.advertising), let at = queue.firstIndex(of: .removeAdvertising) {
+                queue.insert(.advertisingSettingOff, at: at)
+            }
+        case .powerOff, .setPrivacy, .setLowEnergy, .bredrOff, .setConnectable, .powerOn, .advertisingSettingOff:
             if let settings = try? MgmtCurrentSettings.parse(parameters) { state.settings = settings }
         case .setName:
             break

@@ -72,6 +72,8 @@ public struct L2CAPConnection: Sendable {
     }
 
     private static func linkError(_ code: Int32, _ operation: String) -> BluetoothSocketError {
+        // On connect, ETIMEDOUT means the car never answered (page/connect timeout), not link loss.
+        if code == ETIMEDOUT { return .connectTimedOut }
         if let reason = LinkEndReason.from(errno: code, operation: operation), reason != .other(Errno(code, operation)) {
             return .linkEnded(reason)
         }

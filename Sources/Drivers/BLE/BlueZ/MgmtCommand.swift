@@ -46,6 +46,12 @@ public struct MgmtCommand: Equatable, Sendable, CustomStringConvertible {
         MgmtCommand(.setLowEnergy, index: index, parameters: [on ? 1 : 0])
     }
 
+    /// The old single-set advertising switch. While it is on the kernel ignores Add Advertising
+    /// instances, so bring-up turns it off if someone (btmgmt advertising on) left it on.
+    public static func setAdvertising(_ on: Bool, index: UInt16) -> MgmtCommand {
+        MgmtCommand(.setAdvertising, index: index, parameters: [on ? 1 : 0])
+    }
+
     /// BR/EDR can only be switched off while the controller is powered off.
     public static func setBREDR(_ on: Bool, index: UInt16) -> MgmtCommand {
         MgmtCommand(.setBREDR, index: index, parameters: [on ? 1 : 0])

@@ -13,6 +13,7 @@ public enum MgmtOpcode: UInt16, Sendable {
     case setLocalName = 0x000F
     case startDiscovery = 0x0023
     case stopDiscovery = 0x0024
+    case setAdvertising = 0x0029
     case setBREDR = 0x002A
     case setPrivacy = 0x002F
     case getConnectionInfo = 0x0031
