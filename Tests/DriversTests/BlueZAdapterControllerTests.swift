@@ -50,6 +50,10 @@ final class BlueZAdapterControllerTests: XCTestCase {
         XCTAssertTrue(s.controller.state.advertising)
         XCTAssertNil(s.controller.state.lastError)
         XCTAssertNil(s.controller.nextDeadlineMillis)
+        XCTAssertEqual(s.controller.state.identityAddressType, .lePublic)
+        var staticAddress = s.controller.state
+        staticAddress.settings.insert(.staticAddress)
+        XCTAssertEqual(staticAddress.identityAddressType, .leRandom)
     }
 
     func testPrivacyBringUpPowersOffFirstThenLEOnlyOrder() throws {

@@ -110,4 +110,13 @@ public struct AdapterState: Equatable, Sendable {
     public var lastError: AdapterError?
 
     public var powered: Bool { settings.contains(.powered) }
+
+    /// The address type incoming LE links carry on our side, which the CID-4 listener's
+    /// l2_bdaddr_type must equal (the kernel matches fixed-channel listeners on it even when
+    /// bound to BDADDR_ANY). A controller using a static random address, or one without a
+    /// public address, is random; otherwise public, RPAs from privacy included (the kernel
+    /// compares the identity address).
+    public var identityAddressType: BluetoothAddressType {
+        settings.contains(.staticAddress) || address == .any ? .leRandom : .lePublic
+    }
 }
