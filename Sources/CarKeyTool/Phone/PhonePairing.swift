@@ -50,9 +50,9 @@ struct PhonePairing {
     }
 
     /// One more message after PairingResult 0, bounded by the link timeout.
-    private func receiveGrant(_ link: SimulatedLinkClient, session: inout PhonePairingSession) -> GrantOutcome {
+    private func receiveGrant(_ link: any PhoneLink, session: inout PhonePairingSession) -> GrantOutcome {
         let bytes: Bytes
-        do throws(SimulatedLinkError) {
+        do {
             bytes = try link.receive()
         } catch {
             return .notSent
