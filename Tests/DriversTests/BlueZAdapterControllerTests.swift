@@ -188,6 +188,8 @@ final class BlueZAdapterControllerTests: XCTestCase {
         bringUp(&s)
         let next = try CarAdvertisement.advertisingData(rotatingIdentifier: [6, 5, 4, 3, 2, 1])
         try s.controller.replaceAdvertisingData(next)
+        // Removed and added again: a new instance draws a new private address with the new data.
+        s.expect("3f 00 00 00 01 00 01", reply: MgmtVectors.complete(0x003F, [0x01]))
         s.expect(bytes: addAdvertisingBytes(next), reply: addCompleted)
         s.expectIdle()
         XCTAssertThrowsError(try s.controller.replaceAdvertisingData([UInt8](repeating: 0, count: 29)))

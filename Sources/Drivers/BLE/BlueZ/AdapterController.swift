@@ -56,12 +56,19 @@ public struct AdapterController: Sendable {
         }
     }
 
-    /// Replaces the advertising data (a new rotating identifier). Add Advertising on the same
-    /// instance replaces the old data in place.
+    /// Replaces the advertising data (a new rotating identifier) by removing the instance and
+    /// adding it again. Add Advertising on the same instance would replace the data in place,
+    /// but the kernel keeps an instance's private address until that instance's own RPA timer
+    /// runs out; a new instance gets a new resolvable private address when it is enabled
+    /// (Linux 6.1 hci_get_random_address: an instance without a valid address draws one). So
+    /// identifier and address change together and neither links the old advertisement to the
+    /// new one.
     public mutating func replaceAdvertisingData(_ data: [UInt8]) throws(MgmtError) {
         prepared.addAdvertising = try configuration.advertisingParameters(data)
         configuration.advertisingData = data
-        if state.powered, !bringUpPending { enqueueAdvertising() }
+        guard state.powered, !bringUpPending else { return }
+        queue.removeAll { $0 == .addAdvertising || $0 == .removeAdvertising }
+        queue += [.removeAdvertising, .addAdvertising]
     }
 
     /// Asks for RSSI and TX power of a connected device; the answer arrives as a report.
