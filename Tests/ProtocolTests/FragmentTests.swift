@@ -163,3 +163,22 @@ final class FragmentTests: XCTestCase {
         XCTAssertEqual(FragmentHeader(isStart: false, isEnd: false, sequence: 64).byte, 0x00)
     }
 }
+
+final class FragmentDocTests: XCTestCase {
+    /// docs/protocol.md section 16 shows the single-fragment example and the 300-byte headers.
+    func testDocumentedExamplesMatch() throws {
+        let doc = try XCTUnwrap(readRepositoryFile("docs/protocol.md"), "docs/protocol.md missing")
+        let fragments = try MessageFragmenter.fragments(of: [0x7f, 0x01, 0x00, 0x01], maxFragment: 20)
+        let spaced = fragments[0].map { Bytes([$0]).hexString }.joined(separator: " ")
+        XCTAssertEqual(spaced, "c0 00 04 7f 01 00 01")
+        XCTAssertTrue(doc.contains("single fragment `\(spaced)`"))
+        let long = try MessageFragmenter.fragments(of: Bytes(repeating: 0, count: 300), maxFragment: 182)
+        XCTAssertEqual(long.map(\.count), [182, 122])
+        XCTAssertTrue(doc.contains("`80 01 2c` + bytes 0 to 178, then `41` + bytes 179 to 299"))
+        let small = try MessageFragmenter.fragments(of: Bytes(repeating: 0, count: 300), maxFragment: 20)
+        XCTAssertEqual(small.count, 16)
+        XCTAssertEqual(small.last?.first, 0x4f)
+        XCTAssertEqual(small.last?.count, 18, "header + the last 17 bytes")
+        XCTAssertTrue(doc.contains("and `4f` + the last 17 bytes"))
+    }
+}

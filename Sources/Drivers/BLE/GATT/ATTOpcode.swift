@@ -34,8 +34,8 @@ public enum ATTOpcode: UInt8, Sendable, CaseIterable {
     public static func isRequest(_ opcode: UInt8) -> Bool {
         guard opcode & commandFlag == 0 else { return false }
         switch opcode {
-        case 0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x1B, 0x1D, 0x1E, 0x21:
-            return false // responses, notifications, indications, confirmation
+        case 0x01, 0x03, 0x05, 0x07, 0x09, 0x0B, 0x0D, 0x0F, 0x11, 0x13, 0x17, 0x19, 0x1B, 0x1D, 0x1E, 0x21, 0x23:
+            return false // responses, notifications (0x23: multiple), indications, confirmation
         default:
             return true
         }
