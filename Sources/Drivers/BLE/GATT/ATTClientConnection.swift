@@ -68,7 +68,7 @@ public struct ATTClientConnection: Sendable {
     /// Write Commands carrying `message`'s fragments (no responses, so no round trips).
     public func send(message: Bytes) throws(ATTClientError) -> [Bytes] {
         guard state == .ready, let handle = phoneToCarHandle else { throw .notReady }
-        do {
+        do throws(FragmentError) {
             return try MessageFragmenter.fragments(of: message, maxFragment: mtu - 3)
                 .map { ATTPDU.writeCommand(handle: handle, value: $0) }
         } catch {
@@ -79,7 +79,7 @@ public struct ATTClientConnection: Sendable {
     /// Handles one PDU from the car. After a throw the client is failed and ignores input.
     public mutating func receive(_ pdu: Bytes) throws(ATTClientError) -> ATTClientOutput {
         guard state != .failed else { return ATTClientOutput() }
-        do {
+        do throws(ATTClientError) {
             return try step(pdu)
         } catch {
             state = .failed
@@ -149,7 +149,7 @@ public struct ATTClientConnection: Sendable {
         var output = ATTClientOutput()
         if pdu[0] == ATTOpcode.handleValueIndication.rawValue { output.pdus = [ATTPDU.confirmation] }
         guard state == .subscribing || state == .ready, ATTPDU.u16(pdu, 1) == carToPhoneHandle else { return output }
-        do {
+        do throws(FragmentError) {
             if let message = try reassembler.append(Array(pdu[3...])) { output.messages = [message] }
         } catch {
             throw .fragment(error)

@@ -9,7 +9,7 @@ extension ATTServerConnection {
     public mutating func send(message: Bytes) throws(ATTSendError) -> [Bytes] {
         guard !isClosed else { throw .closed }
         let fragments: [Bytes]
-        do {
+        do throws(FragmentError) {
             fragments = try MessageFragmenter.fragments(of: message, maxFragment: mtu - 3)
         } catch {
             throw .invalidMessage(error)

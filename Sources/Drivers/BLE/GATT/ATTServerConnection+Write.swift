@@ -48,7 +48,7 @@ extension ATTServerConnection {
     }
 
     private mutating func acceptFragment(_ fragment: Bytes) -> ATTServerOutput {
-        do {
+        do throws(FragmentError) {
             guard let message = try reassembler.append(fragment) else { return ATTServerOutput() }
             return ATTServerOutput(messages: [message])
         } catch {

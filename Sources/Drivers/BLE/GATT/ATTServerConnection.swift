@@ -101,7 +101,7 @@ public struct ATTServerConnection: Sendable {
             return ATTServerOutput(pdus: [ATTPDU.errorResponse(request: opcode, handle: 0, code: .invalidPDU)])
         }
         let request: ATTRequest
-        do {
+        do throws(ATTRequestError) {
             request = try ATTRequest.parse(pdu)
         } catch {
             switch error {

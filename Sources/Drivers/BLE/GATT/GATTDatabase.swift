@@ -97,7 +97,7 @@ public struct GATTDatabase: Equatable, Sendable {
 
     /// The CCCD handle of the characteristic whose value handle is `valueHandle`.
     public func cccdHandle(ofValue valueHandle: UInt16) -> UInt16? {
-        guard let candidate = attribute(valueHandle + 1),
+        guard valueHandle < 0xFFFF, let candidate = attribute(valueHandle + 1),
               case .cccd(let owner, _) = candidate.kind, owner == valueHandle else { return nil }
         return candidate.handle
     }
