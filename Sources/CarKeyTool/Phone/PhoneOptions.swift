@@ -31,6 +31,8 @@ struct PhoneOptions {
     let shareCertificate: Bytes
     let encoding: SignatureEncoding
     let timeoutMillis: UInt64
+    /// --ble --scan: how long to look for the car.
+    let scanTimeoutMillis: UInt64
 
     /// The command sent (enroll has none).
     var command: CommandCode? {
@@ -71,6 +73,11 @@ struct PhoneOptions {
             throw UsageError.invalidValue("\(seconds)", for: "--timeout", expected: "1 to 300 seconds")
         }
         timeoutMillis = UInt64(seconds) * 1000
+        let scanSeconds = try arguments.integer("scan-timeout") ?? 10
+        guard (1...300).contains(scanSeconds) else {
+            throw UsageError.invalidValue("\(scanSeconds)", for: "--scan-timeout", expected: "1 to 300 seconds")
+        }
+        scanTimeoutMillis = UInt64(scanSeconds) * 1000
     }
 
     private static func privateKey(at path: String) throws -> P256PrivateKey {

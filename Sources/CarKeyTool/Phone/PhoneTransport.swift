@@ -46,7 +46,7 @@ enum PhoneTransport: Equatable {
         }
         switch (arguments.value("car"), arguments.flag("scan")) {
         case (let address?, false):
-            guard Self.isAddress(address) else {
+            guard BluetoothAddress(address) != nil else {
                 throw UsageError.invalidValue(address, for: "--car", expected: "a Bluetooth address AA:BB:CC:DD:EE:FF")
             }
             return .ble(adapter: adapter, target: .address(address))
@@ -55,11 +55,6 @@ enum PhoneTransport: Equatable {
         default:
             throw UsageError("--ble needs exactly one of --car ADDRESS and --scan")
         }
-    }
-
-    static func isAddress(_ text: String) -> Bool {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        return parts.count == 6 && parts.allSatisfy { $0.count == 2 && UInt8($0, radix: 16) != nil }
     }
 
     /// "hci1" or "1" -> 1.

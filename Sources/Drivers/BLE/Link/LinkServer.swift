@@ -97,7 +97,15 @@ public protocol LinkServer: AnyObject {
     func send(_ message: Bytes, to link: LinkID) -> LinkEvent?
     /// Closes `link` after one last attempt to send its queued output. No event follows.
     func close(_ link: LinkID)
+    /// Lines for the agent's log about the transport itself (adapter powered, advertising
+    /// re-added, a failed management command), gathered since the last call.
+    func takeNotices() -> [String]
     /// Closes every link and stops serving. Idempotent: start-up failures and the normal stop
     /// may both call it.
     func shutdown()
+}
+
+extension LinkServer {
+    /// Transports with nothing to report beyond their events.
+    public func takeNotices() -> [String] { [] }
 }
