@@ -205,4 +205,41 @@ final class ToolDiagnosticsTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains(option), result.stderr)
         }
     }
+
+    /// `carkey phone`'s transport options: exactly one way to the car, BLE options only with
+    /// --ble, and the bluetoothd-free machine here has no Bluetooth at all (a clear error).
+    func testPhoneTransportOptions() throws {
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        let key = folder + "/phone.pem"
+        XCTAssertEqual(try Subprocess.run("carkey", ["keygen", "--out", key]).status, 0)
+        let cases: [([String], String)] = [
+            ([], "--connect unix:PATH or --ble ADAPTER"),
+            (["--connect", "tcp:1"], "--connect"),
+            (["--connect", "unix:/x", "--ble", "hci1", "--scan"], "exclude each other"),
+            (["--ble", "bluetooth", "--scan"], "--ble"),
+            (["--ble", "hci1"], "exactly one of --car ADDRESS and --scan"),
+            (["--ble", "hci1", "--scan", "--car", "00:AA:01:00:00:00"], "exactly one of"),
+            (["--ble", "hci1", "--car", "00:AA:01:00:00"], "--car"),
+            (["--connect", "unix:/x", "--scan"], "'--scan' goes with --ble"),
+            (["--connect", "unix:/x", "--car", "00:AA:01:00:00:00"], "'--car' goes with --ble"),
+            (["--ble", "1", "--scan", "--scan-timeout", "0"], "--scan-timeout"),
+        ]
+        for (arguments, expected) in cases {
+            let result = try Subprocess.run("carkey", ["phone", "--key", key] + arguments + ["status"])
+            XCTAssertEqual(result.status, 2, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(expected), "\(arguments): \(result.stderr)")
+        }
+        // Well-formed, but without Bluetooth in the kernel: one line saying so, exit 1.
+        let probe = socket(AF_BLUETOOTH, Int32(SOCK_RAW.rawValue), 1)
+        guard probe < 0 else {
+            close(probe)
+            throw XCTSkip("this kernel has Bluetooth: the VM lane covers the real path")
+        }
+        let carKey = try Subprocess.run("carkey", ["keygen", "--out", folder + "/car.pem"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let noRadio = try Subprocess.run("carkey", ["phone", "--key", key, "--ble", "hci1", "--car", "00:AA:01:00:00:00",
+                                                    "--car-key", carKey, "--vehicle", "V", "status"])
+        XCTAssertEqual(noRadio.status, 1, noRadio.stderr)
+        XCTAssertTrue(noRadio.stderr.contains("no Bluetooth support"), noRadio.stderr)
+    }
 }

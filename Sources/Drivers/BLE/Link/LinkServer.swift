@@ -32,13 +32,10 @@ public enum LinkCloseReason: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// A routine end of a session (logged at debug), as opposed to news.
-    public var isRoutine: Bool {
-        switch self {
-        case .peerClosed, .linkLost, .idleTimeout: return true
-        default: return false
-        }
-    }
+    /// A routine end of a session (logged at debug), as opposed to news: a phone hanging up.
+    /// A lost radio link or an idle phone is worth a line (a car that keeps losing links has
+    /// an antenna or interference problem).
+    public var isRoutine: Bool { self == .peerClosed }
 }
 
 public enum LinkEvent: Equatable, Sendable {
