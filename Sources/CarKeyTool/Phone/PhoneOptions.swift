@@ -44,6 +44,11 @@ struct PhoneOptions {
         keyPath = try arguments.require("key")
         key = try Self.privateKey(at: keyPath)
         transport = try PhoneTransport.parse(arguments)
+        let scanSeconds = try arguments.integer("scan-timeout") ?? 10
+        guard (1...300).contains(scanSeconds) else {
+            throw UsageError.invalidValue("\(scanSeconds)", for: "--scan-timeout", expected: "1 to 300 seconds")
+        }
+        scanTimeoutMillis = UInt64(scanSeconds) * 1000
         action = try Self.action(arguments)
 
         let carKey = try Self.carKey(arguments)
@@ -73,11 +78,6 @@ struct PhoneOptions {
             throw UsageError.invalidValue("\(seconds)", for: "--timeout", expected: "1 to 300 seconds")
         }
         timeoutMillis = UInt64(seconds) * 1000
-        let scanSeconds = try arguments.integer("scan-timeout") ?? 10
-        guard (1...300).contains(scanSeconds) else {
-            throw UsageError.invalidValue("\(scanSeconds)", for: "--scan-timeout", expected: "1 to 300 seconds")
-        }
-        scanTimeoutMillis = UInt64(scanSeconds) * 1000
     }
 
     private static func privateKey(at path: String) throws -> P256PrivateKey {
