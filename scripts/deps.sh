@@ -14,6 +14,15 @@ packages=(
     mosquitto           # MQTT broker for integration tests
     mosquitto-clients   # mosquitto_pub/mosquitto_sub: the cloud tests and the benchmark use them
     openssl             # the openssl CLI: the TLS tests make a throw-away CA with it
+    # The Bluetooth LE lane (scripts/ble-vm): a Debian kernel booted under qemu with virtme-ng,
+    # virtual controllers from btvirt, btmgmt/hcitool to drive them, bluetoothd to detect.
+    linux-image-amd64   # the guest kernel (bluetooth and hci_vhci modules)
+    qemu-system-x86     # runs it (TCG when there is no KVM)
+    busybox-static      # virtme-ng's init in the guest
+    bluez-test-tools    # btvirt: virtual LE controllers over hci_vhci
+    bluez               # btmgmt, hcitool, bluetoothd (the lane checks that the agent refuses it)
+    dbus                # dbus-daemon for bluetoothd in the guest
+    python3-venv        # the private virtme-ng below
     "$@"
 )
 
@@ -22,7 +31,15 @@ for package in "${packages[@]}"; do
     status=$(dpkg-query -W -f='${db:Status-Status}' "$package" 2>/dev/null || true)
     [[ $status == installed ]] || missing+=("$package")
 done
-[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+# virtme-ng comes from PyPI into a private venv (pinned; it is not in Debian 12).
+VNG_VENV=${OPENCARKEY_VNG_VENV:-/var/cache/opencarkey-vng}
+VNG_VERSION=1.42
+vng_ready() { [[ -x $VNG_VENV/bin/vng ]] && [[ -f $VNG_VENV/.version-$VNG_VERSION ]]; }
+
+if [[ ${#missing[@]} -eq 0 ]] && vng_ready; then
+    exit 0
+fi
 
 if [[ $(id -u) -eq 0 ]]; then
     as_root=()
@@ -33,7 +50,22 @@ else
     exit 1
 fi
 
-echo "deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-"${as_root[@]}" apt-get update -qq >/dev/null
-"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [[ ${#missing[@]} -gt 0 ]]; then
+    echo "deps: installing ${missing[*]}" >&2
+    "${as_root[@]}" apt-get update -qq >/dev/null
+    "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # The bluez package enables bluetoothd; on a build host it must not run (the lane starts
+    # its own in the guest only for the bluetoothd-detection check).
+    if [[ " ${missing[*]} " == *" bluez "* ]] && command -v systemctl >/dev/null 2>&1; then
+        "${as_root[@]}" systemctl disable --now bluetooth >/dev/null 2>&1 || true
+    fi
+fi
+
+if ! vng_ready; then
+    echo "deps: installing virtme-ng $VNG_VERSION into $VNG_VENV" >&2
+    "${as_root[@]}" rm -rf "$VNG_VENV"
+    "${as_root[@]}" python3 -m venv "$VNG_VENV"
+    "${as_root[@]}" "$VNG_VENV/bin/pip" install -q --disable-pip-version-check "virtme-ng==$VNG_VERSION" >/dev/null
+    "${as_root[@]}" touch "$VNG_VENV/.version-$VNG_VERSION"
+fi

@@ -82,4 +82,28 @@ final class BlueZDetectorAndScannerTests: XCTestCase {
         XCTAssertFalse(core.discovering)
         XCTAssertNil(core.nextCommand(nowMillis: 20_000))
     }
+
+    /// A discovery that saw nothing is stopped and started again after the window (btvirt sends
+    /// an advertiser's report once per scan enable; the kernel drops one that arrives before
+    /// the discovery is active).
+    func testScannerRestartsADiscoveryAfterItsWindow() throws {
+        var core = ScannerCore(index: 1, restartMillis: 1_500)
+        core.start()
+        XCTAssertEqual(core.nextCommand(nowMillis: 0)?.opcode, .startDiscovery)
+        core.receive(try MgmtEvent.parse(bluezBytes("01 00 01 00 04 00 23 00 00 06"))!, nowMillis: 100)
+        XCTAssertNil(core.nextCommand(nowMillis: 1_599))
+        XCTAssertEqual(bluezHex(core.nextCommand(nowMillis: 1_600)!.encoded), "24 00 01 00 01 00 06")
+        core.receive(try MgmtEvent.parse(bluezBytes("01 00 01 00 04 00 24 00 00 06"))!, nowMillis: 1_610)
+        XCTAssertFalse(core.discovering)
+        XCTAssertEqual(core.nextCommand(nowMillis: 1_610)?.opcode, .startDiscovery)
+        core.receive(try MgmtEvent.parse(bluezBytes("01 00 01 00 04 00 23 00 00 06"))!, nowMillis: 1_620)
+        XCTAssertTrue(core.discovering)
+        XCTAssertNil(core.nextCommand(nowMillis: 3_000))
+        // 0 turns it off: one discovery until the kernel ends it.
+        var steady = ScannerCore(index: 1, restartMillis: 0)
+        steady.start()
+        _ = steady.nextCommand(nowMillis: 0)
+        steady.receive(try MgmtEvent.parse(bluezBytes("01 00 01 00 04 00 23 00 00 06"))!, nowMillis: 10)
+        XCTAssertNil(steady.nextCommand(nowMillis: 9_000))
+    }
 }

@@ -40,6 +40,11 @@ private final class FakeManagementKernel {
         return count
     }
 
+    /// Reads what was sent without answering (the server side may be closed already).
+    func drain() {
+        while case .data(let sent)? = try? descriptor.receive(upTo: 1024), !sent.isEmpty { commands.append(sent) }
+    }
+
     func opcodes(since index: Int = 0) -> [UInt16] {
         commands[index...].map { UInt16($0[0]) | UInt16($0[1]) << 8 }
     }
@@ -272,10 +277,16 @@ final class BlueZLinkServerTests: XCTestCase {
         XCTAssertTrue(AdvertisingIdentifier.resolve(server.currentIdentifier, key: key))
     }
 
-    func testShutdownIsIdempotent() throws {
+    /// The kernel keeps a management advertising instance after its socket closes: a stopped
+    /// agent must take it down, or phones keep connecting to a car nobody serves.
+    func testShutdownWithdrawsTheAdvertisingAndIsIdempotent() throws {
         let server = try advertisingServer()
+        let count = kernel.commands.count
         server.shutdown()
         server.shutdown()
         XCTAssertTrue(server.links.isEmpty)
+        kernel.drain()
+        XCTAssertEqual(kernel.opcodes(since: count), [0x003F], "one Remove Advertising, however often shutdown is called")
+        XCTAssertEqual(kernel.commands.last.map { Array($0[2...]) }, [0, 0, 1, 0, 1], "hci0, instance 1")
     }
 }

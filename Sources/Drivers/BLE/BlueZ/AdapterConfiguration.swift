@@ -120,3 +120,13 @@ public struct AdapterState: Equatable, Sendable {
         settings.contains(.staticAddress) || address == .any ? .leRandom : .lePublic
     }
 }
+
+extension AdapterConfiguration.Selection: CustomStringConvertible {
+    /// For the log: `hci0`, or the identity address (before its index is known).
+    public var description: String {
+        switch self {
+        case .index(let index): return "hci\(index)"
+        case .address(let address): return "\(address)"
+        }
+    }
+}

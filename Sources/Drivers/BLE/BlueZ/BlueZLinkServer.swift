@@ -95,7 +95,7 @@ public final class BlueZLinkServer: LinkServer {
 
     public var endpointDescription: String {
         let state = adapter.state
-        let index = state.index.map { "hci\($0)" } ?? "adapter \(configuration.adapter)"
+        let index = state.index.map { "hci\($0)" } ?? "adapter \(configuration.adapter) (coming up)"
         let address = state.address.map { " \($0)" } ?? ""
         let mode = state.advertising ? "advertising" : (state.powered ? "powered, not advertising" : "not powered")
         return "\(index)\(address), \(mode), private addresses \(configuration.privacy ? "on" : "off")"
@@ -179,6 +179,7 @@ public final class BlueZLinkServer: LinkServer {
         links.forEach(close)
         listener?.close()
         listener = nil
+        adapter.withdrawAdvertising()
         adapter.close()
     }
 

@@ -48,6 +48,32 @@ public final class ManagedAdapter {
         return deadline <= now ? 0 : Int32(min(deadline - now, 60_000))
     }
 
+    /// Stops advertising before the agent exits: the kernel keeps a management instance after
+    /// its socket closes, and phones would keep connecting to a car nobody serves. Bounded: waits
+    /// at most `timeoutMillis` for the answer, and a failure only costs the stale advertisement.
+    @discardableResult
+    public func withdrawAdvertising(timeoutMillis: Int32 = 500) -> Bool {
+        guard let index = controller.state.index, controller.state.powered else { return false }
+        let command = MgmtCommand.removeAdvertising(instance: controller.configuration.instance, index: index)
+        guard (try? socket.send(command)) == true else { return false }
+        // Counted in poll slices, not with the injected clock: a test's clock may stand still.
+        for _ in 0..<max(1, timeoutMillis / 50) {
+            guard let ready = try? Poll.wait([(descriptor, .readable)], timeoutMillis: 50) else { return false }
+            if ready.first?.isEmpty ?? true { continue }
+            guard let events = try? socket.receiveEvents(malformed: &malformedEvents) else { return false }
+            for event in events where event.controllerIndex == index {
+                switch event.body {
+                case .commandComplete(let opcode, let status, _) where opcode == command.opcode.rawValue,
+                     .commandStatus(let opcode, let status) where opcode == command.opcode.rawValue:
+                    return status == .success
+                default:
+                    continue
+                }
+            }
+        }
+        return false
+    }
+
     public func close() { socket.close() }
 }
 

@@ -1,6 +1,11 @@
 // The phone side's scanner as a sans-IO core: Start Discovery (LE), Device Found events turned
 // into parsed advertisements, Stop Discovery. The kernel ends an LE discovery on its own after
 // about ten seconds (Discovering 0), so while scanning is wanted the core starts it again.
+//
+// It also restarts discovery every `restartMillis`: the kernel reports a device once per
+// discovery (duplicate filtering), and drops reports that arrive before the discovery is marked
+// active. btvirt's controller sends each advertiser's report once, when scanning is enabled, so
+// a scan that lost that race would wait out its whole timeout (seen in the lane, 1 run in 3).
 
 public struct ScannedAdvertisement: Equatable, Sendable {
     public let address: BluetoothAddress
@@ -28,9 +33,14 @@ public struct ScannerCore: Sendable {
     private var found: [ScannedAdvertisement] = []
     private let timeoutMillis: UInt64 = 5_000
 
-    public init(index: UInt16, retryMillis: UInt64 = 1_000) {
+    /// Stop and start again after this long in one discovery (0: never).
+    public let restartMillis: UInt64
+    private var discoveringSince: UInt64 = 0
+
+    public init(index: UInt16, retryMillis: UInt64 = 1_000, restartMillis: UInt64 = 1_500) {
         self.index = index
         self.retryMillis = retryMillis
+        self.restartMillis = restartMillis
     }
 
     public mutating func start() { wanted = true }
@@ -43,8 +53,10 @@ public struct ScannerCore: Sendable {
             lastError = .commandTimedOut(current.opcode)
             inFlight = nil
         }
-        guard nowMillis >= retryAt, wanted != discovering else { return nil }
-        let command: MgmtCommand = wanted ? .startDiscovery(index: index) : .stopDiscovery(index: index)
+        guard nowMillis >= retryAt else { return nil }
+        let windowOver = wanted && discovering && restartMillis > 0 && nowMillis >= discoveringSince + restartMillis
+        guard wanted != discovering || windowOver else { return nil }
+        let command: MgmtCommand = wanted && !discovering ? .startDiscovery(index: index) : .stopDiscovery(index: index)
         inFlight = (command.opcode, nowMillis)
         return command
     }
@@ -57,16 +69,16 @@ public struct ScannerCore: Sendable {
             if case .commandStatus = event.body, status == .success { return }
             inFlight = nil
             if status == .success {
-                discovering = current.opcode == .startDiscovery
+                setDiscovering(current.opcode == .startDiscovery, nowMillis: nowMillis)
             } else if current.opcode == .stopDiscovery && status == .rejected {
                 // Rejected: there was no discovery to stop.
-                discovering = false
+                setDiscovering(false, nowMillis: nowMillis)
             } else {
                 lastError = .commandFailed(current.opcode, status)
                 retryAt = nowMillis + retryMillis
             }
         case .discovering(_, let active):
-            discovering = active
+            setDiscovering(active, nowMillis: nowMillis)
         case .deviceFound(let device):
             do throws(AdvertisingDataError) {
                 let structures = try AdvertisingData.parse(device.eir)
@@ -83,6 +95,11 @@ public struct ScannerCore: Sendable {
         default:
             break
         }
+    }
+
+    private mutating func setDiscovering(_ active: Bool, nowMillis: UInt64) {
+        if active && !discovering { discoveringSince = nowMillis }
+        discovering = active
     }
 
     /// Advertisements seen since the last call. The kernel may deliver an advertisement and its

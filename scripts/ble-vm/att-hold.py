@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""A phone that connects to the car's ATT channel, exchanges MTUs and then holds the link, so
+the lane can cut it underneath (hcitool ledc) and watch the car notice. Python 3.11's socket
+module cannot address LE fixed channels, so bind/connect go through libc with a sockaddr_l2.
+
+Prints `mtu N` once the car answered, then `ended: ERRNO-NAME` when the link goes.
+"""
+import argparse, ctypes, errno, os, select, socket, struct, subprocess, sys, time
+
+AF_BLUETOOTH, BTPROTO_L2CAP, ATT_CID = 31, 0, 4
+BDADDR_LE_PUBLIC, BDADDR_LE_RANDOM = 1, 2
+
+
+def sockaddr_l2(address, address_type):
+    octets = bytes(int(part, 16) for part in reversed(address.split(":")))
+    # family u16, psm le16, bdaddr[6], cid le16, bdaddr_type u8, pad
+    return struct.pack("<HH6sHBx", AF_BLUETOOTH, 0, octets, ATT_CID, address_type)
+
+
+def adapter_address(index):
+    # hciconfig (ioctls), not btmgmt: btmgmt's shell quits early when stdin is /dev/null.
+    info = subprocess.run(["hciconfig", f"hci{index}"], capture_output=True, text=True)
+    for line in info.stdout.splitlines():
+        if "BD Address: " in line:
+            return line.split("BD Address: ")[1].split()[0]
+    sys.exit(f"no address for hci{index}: {info.stdout!r} {info.stderr!r}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--adapter", type=int, required=True)
+    parser.add_argument("--car", required=True)
+    parser.add_argument("--type", choices=["public", "random"], default="random")
+    parser.add_argument("--hold", type=float, default=30)
+    args = parser.parse_args()
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    sock = socket.socket(AF_BLUETOOTH, socket.SOCK_SEQPACKET, BTPROTO_L2CAP)
+    local = sockaddr_l2(adapter_address(args.adapter), BDADDR_LE_PUBLIC)
+    if libc.bind(sock.fileno(), local, len(local)) != 0:
+        sys.exit(f"bind: {os.strerror(ctypes.get_errno())}")
+    remote = sockaddr_l2(args.car, BDADDR_LE_RANDOM if args.type == "random" else BDADDR_LE_PUBLIC)
+    if libc.connect(sock.fileno(), remote, len(remote)) != 0:
+        sys.exit(f"connect: {os.strerror(ctypes.get_errno())}")
+    sock.send(bytes([0x02, 0x00, 0x02]))          # Exchange MTU Request, client MTU 512
+    response = sock.recv(64)
+    if len(response) != 3 or response[0] != 0x03:
+        sys.exit(f"unexpected answer to the MTU request: {response.hex()}")
+    print(f"mtu {struct.unpack('<H', response[1:3])[0]}", flush=True)
+    deadline = time.monotonic() + args.hold
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([sock], [], [], 0.2)
+        if not ready:
+            continue
+        try:
+            if not sock.recv(512):
+                print("ended: EOF", flush=True)
+                return
+        except OSError as error:
+            print(f"ended: {errno.errorcode.get(error.errno, error.errno)}", flush=True)
+            return
+    print("ended: held", flush=True)
+
+
+main()
