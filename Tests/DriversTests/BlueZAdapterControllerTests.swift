@@ -31,6 +31,7 @@ final class BlueZAdapterControllerTests: XCTestCase {
                         MgmtVectors.controllerInfo(address: address, settings: [.bredr, .lowEnergy])), file: file, line: line)
         }
         s.expect("0d 00 \(i) 01 00 01", reply: settingsReply(0x000D, [.bredr, .lowEnergy], index: index), file: file, line: line)
+        s.expect("09 00 \(i) 01 00 00", reply: settingsReply(0x0009, [.bredr, .lowEnergy], index: index), file: file, line: line)
         s.expect(bytes: try! MgmtCommand.setLocalName("CarKeyGW", index: index).encoded,
                  reply: MgmtVectors.complete(0x000F, index: index), file: file, line: line)
         s.expect("07 00 \(i) 01 00 01", reply: settingsReply(0x0007, [.connectable, .bredr, .lowEnergy], index: index), file: file, line: line)
@@ -62,7 +63,9 @@ final class BlueZAdapterControllerTests: XCTestCase {
         s.expect("04 00 00 00 00 00", reply: MgmtVectors.complete(0x0004, MgmtVectors.controllerInfo(address: address, settings: poweredSettings)))
         s.expect("05 00 00 00 01 00 00", reply: settingsReply(0x0005, [.bredr, .lowEnergy, .connectable]))
         s.expect("2f 00 00 00 11 00 01 " + bluezHex(irk), reply: settingsReply(0x002F, [.bredr, .lowEnergy, .privacy]))
-        s.expect("0d 00 00 00 01 00 01", reply: settingsReply(0x000D, [.bredr, .lowEnergy, .privacy]))
+        s.expect("0d 00 00 00 01 00 01", reply: settingsReply(0x000D, [.bredr, .lowEnergy, .privacy, .bondable]))
+        // Left bondable by an earlier bluetoothd: switched off (no link-layer pairing).
+        s.expect("09 00 00 00 01 00 00", reply: settingsReply(0x0009, [.bredr, .lowEnergy, .privacy]))
         s.expect("2a 00 00 00 01 00 00", reply: settingsReply(0x002A, [.lowEnergy, .privacy]))
         s.expect(bytes: try MgmtCommand.setLocalName("CarKeyGW", index: 0).encoded, reply: MgmtVectors.complete(0x000F))
         s.expect("07 00 00 00 01 00 01", reply: settingsReply(0x0007, [.lowEnergy, .privacy, .connectable]))
@@ -72,6 +75,7 @@ final class BlueZAdapterControllerTests: XCTestCase {
         s.expectIdle()
         XCTAssertTrue(s.controller.state.settings.contains(.privacy))
         XCTAssertFalse(s.controller.state.settings.contains(.bredr))
+        XCTAssertFalse(s.controller.state.settings.contains(.bondable))
     }
 
     func testLEOnlyControllerWithoutBREDRIsNotAFailure() throws {
@@ -79,6 +83,7 @@ final class BlueZAdapterControllerTests: XCTestCase {
         s.expectOpcode(.readControllerInfo, returning: MgmtVectors.controllerInfo(address: address, settings: [.lowEnergy]))
         s.expectOpcode(.setPowered, returning: MgmtVectors.settingsBytes([.lowEnergy]))
         s.expectOpcode(.setLowEnergy, returning: MgmtVectors.settingsBytes([.lowEnergy]))
+        s.expectOpcode(.setBondable, returning: MgmtVectors.settingsBytes([.lowEnergy]))
         s.expect("2a 00 00 00 01 00 00", reply: MgmtVectors.complete(0x002A, status: 0x0C))
         s.expectOpcode(.setLocalName)
         XCTAssertNil(s.controller.state.lastError)
@@ -88,6 +93,7 @@ final class BlueZAdapterControllerTests: XCTestCase {
         var s = try ScriptedMgmt(configuration())
         s.expectOpcode(.readControllerInfo, returning: MgmtVectors.controllerInfo(address: address, settings: [.powered, .lowEnergy, .advertising]))
         s.expectOpcode(.setLowEnergy, returning: MgmtVectors.settingsBytes([.powered, .lowEnergy, .advertising]))
+        s.expectOpcode(.setBondable, returning: MgmtVectors.settingsBytes([.powered, .lowEnergy, .advertising]))
         s.expectOpcode(.setLocalName)
         s.expectOpcode(.setConnectable, returning: MgmtVectors.settingsBytes([.powered, .lowEnergy, .advertising, .connectable]))
         s.expectOpcode(.setPowered, returning: MgmtVectors.settingsBytes([.powered, .lowEnergy, .advertising, .connectable]))
@@ -168,6 +174,7 @@ final class BlueZAdapterControllerTests: XCTestCase {
         var s = try ScriptedMgmt(configuration())
         s.expectOpcode(.readControllerInfo, returning: MgmtVectors.controllerInfo(address: address, settings: [.lowEnergy]))
         s.expectOpcode(.setLowEnergy, returning: MgmtVectors.settingsBytes([.lowEnergy]))
+        s.expectOpcode(.setBondable, returning: MgmtVectors.settingsBytes([.lowEnergy]))
         s.expectOpcode(.setLocalName)
         s.expectOpcode(.setConnectable, returning: MgmtVectors.settingsBytes([.lowEnergy, .connectable]))
         // Set Powered: Busy (Command Status), then Failed (Command Complete with status).

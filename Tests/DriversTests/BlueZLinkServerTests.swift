@@ -156,7 +156,7 @@ final class BlueZLinkServerTests: XCTestCase {
     private func advertisingServer(maxLinks: Int = 4) throws -> BlueZLinkServer {
         let server = try makeServer(maxLinks: maxLinks)
         _ = try rounds(server)
-        XCTAssertEqual(kernel.opcodes(), [0x0004, 0x0005, 0x002F, 0x000D, 0x000F, 0x0007, 0x0005, 0x003F, 0x003E],
+        XCTAssertEqual(kernel.opcodes(), [0x0004, 0x0005, 0x002F, 0x000D, 0x0009, 0x000F, 0x0007, 0x0005, 0x003F, 0x003E],
                        "read info, power off, privacy with an IRK, LE, name, connectable, power on, remove + add advertising")
         XCTAssertEqual(listenedOn, [MgmtVectors.hci0Address], "the ATT listener is bound to the adapter's own address")
         XCTAssertTrue(server.endpointDescription.contains("hci0 00:AA:01:00:00:00, advertising"), server.endpointDescription)

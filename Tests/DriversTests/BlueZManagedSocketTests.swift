@@ -48,7 +48,7 @@ final class BlueZManagedSocketTests: XCTestCase {
             clock.advance(by: 5)
             reports += try adapter.service()
         }
-        XCTAssertEqual(opcodes, [0x0004, 0x000D, 0x000F, 0x0007, 0x0005, 0x003F, 0x003E])
+        XCTAssertEqual(opcodes, [0x0004, 0x000D, 0x0009, 0x000F, 0x0007, 0x0005, 0x003F, 0x003E])
         XCTAssertEqual(reports, [.advertising(address: MgmtVectors.hci0Address)])
         XCTAssertTrue(adapter.state.advertising)
         XCTAssertEqual(adapter.pollTimeoutMillis, -1)

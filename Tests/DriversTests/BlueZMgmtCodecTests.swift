@@ -16,6 +16,7 @@ final class BlueZMgmtCodecTests: XCTestCase {
             (.setPowered(false, index: 1), "05 00 01 00 01 00 00"),
             (.setConnectable(true, index: 0), "07 00 00 00 01 00 01"),
             (.setLowEnergy(true, index: 0), "0d 00 00 00 01 00 01"),
+            (.setBondable(false, index: 0), "09 00 00 00 01 00 00"),
             (.setBREDR(false, index: 0), "2a 00 00 00 01 00 00"),
             (.setAdvertising(false, index: 0), "29 00 00 00 01 00 00"),
             (.removeAdvertising(instance: 1, index: 0), "3f 00 00 00 01 00 01"),

@@ -12,7 +12,7 @@ car_address_type=""
 
 start_agent() {
     carkey-agent run --ble "$CAR_ADAPTER" --simulate --state-dir "$STATE" --vehicle-id "$VEHICLE" \
-        --clock-sync yes --console none >>"$AGENT_LOG" 2>&1 &
+        --clock-sync yes >>"$AGENT_LOG" 2>&1 &   # --simulate: the console on a pty (logged)
     agent_pid=$!
 }
 
@@ -107,6 +107,12 @@ scenario_link_loss() {
     fi
     local handle; handle=$(hcitool -i hci5 con 2>/dev/null | sed -n 's/.*handle \([0-9]*\).*/\1/p' | head -1)
     [[ -n $handle ]] || { kill "$hold_pid" 2>/dev/null; fail link-loss "no connection handle on hci5"; return; }
+    # The link's RSSI on the console (read with mgmt Get Connection Information; btvirt says -1).
+    local pty; pty=$(sed -n 's/.*console on \(\/dev\/pts\/[0-9]*\).*/\1/p' "$AGENT_LOG" | tail -1)
+    local links; links=$(python3 "$(dirname "${BASH_SOURCE[0]}")/console-ask.py" "$pty" links 1.5 2>&1)
+    echo "$links" >"$LANE_RESULTS/link-loss-console.out"
+    local rssi; rssi=$(grep -Eo 'rssi -?[0-9]+ dBm' <<<"$links" | head -1)
+    [[ -n $rssi ]] || { kill "$hold_pid" 2>/dev/null; fail link-loss "console links shows no RSSI: $(tr '\n' ' ' <<<"$links")"; return; }
     # Reason 0x08 (connection timeout): btvirt passes it to the car's side as a supervision timeout.
     local started; started=$(now)
     hcitool -i hci5 ledc "$handle" 8 >/dev/null 2>&1
@@ -117,7 +123,7 @@ scenario_link_loss() {
     if [[ $(count_matches "$AGENT_LOG" 'closed: link lost') -le $before ]]; then
         fail link-loss "the agent did not log the lost link: $(tail -n 3 "$AGENT_LOG" | tr '\n' ' ')"; return
     fi
-    pass link-loss "agent logged 'link lost' ${seen_ms} ms after the disconnect"
+    pass link-loss "console links: ${rssi}; agent logged 'link lost' ${seen_ms} ms after the disconnect"
 }
 
 scenario_power_cycle() {
@@ -133,6 +139,8 @@ scenario_power_cycle() {
     [[ $(advertising_instances 0) == 1 ]] || { fail power-cycle "advertising not re-added: $(tail -n 3 "$AGENT_LOG" | tr '\n' ' ')"; return; }
     phone after-power-cycle hci6 --key "$PHONES/owner.pem" status
     if [[ $rc -ne 0 || ${out%%$'\n'*} != ok ]]; then fail power-cycle "status after power-on: exit $rc: $out $err"; return; fi
+    # status moves no actuator: its round trip is the link's own (write, car, notification).
+    timing "status (no actuator): handshake $(grep -Eo '^handshake ms: [0-9.]+' <<<"$out" | awk '{ print $3 }') ms, round trip $(grep -Eo '^command ms: [0-9.]+' <<<"$out" | awk '{ print $3 }') ms"
     pass power-cycle "advertising re-added ${readd_ms} ms after power-on; a new phone got a session"
 }
 

@@ -10,8 +10,8 @@ extension Command {
         discussion: """
             Connects to a car over its simulated link (`--connect unix:DIR/ble.sock`, from
             `carkey-agent run --simulate`) or over Bluetooth LE through BlueZ (`--ble hci1` with
-            `--car AA:BB:CC:DD:EE:FF` or `--scan`; root or CAP_NET_ADMIN/CAP_NET_RAW, and no
-            bluetoothd on that adapter's host is needed only on the car). --scan looks for the
+            `--car AA:BB:CC:DD:EE:FF` or `--scan`; root or CAP_NET_ADMIN/CAP_NET_RAW; stop
+            bluetoothd on this machine too, it competes for discovery). --scan looks for the
             key service; after enrollment the car's advertising key (in KEYFILE.car) picks out
             your car by its rotating identifier. Over BLE the tool discovers the key service,
             subscribes to the car-to-phone characteristic and fragments messages over the ATT

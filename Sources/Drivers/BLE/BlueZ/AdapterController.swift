@@ -10,7 +10,7 @@ public struct AdapterController: Sendable {
     enum Step: Equatable, Sendable {
         case readIndexList
         case readInfo(UInt16)
-        case powerOff, setPrivacy, setLowEnergy, bredrOff, setName, setConnectable, powerOn
+        case powerOff, setPrivacy, setLowEnergy, bondableOff, bredrOff, setName, setConnectable, powerOn
         case advertisingSettingOff, removeAdvertising, addAdvertising
         case connectionInfo(BluetoothAddress, BluetoothAddressType)
     }
@@ -140,6 +140,9 @@ public struct AdapterController: Sendable {
         if privacy || configuration.disableBREDR { steps.append(.powerOff) }
         if privacy { steps.append(.setPrivacy) }
         steps.append(.setLowEnergy)
+        // Link-layer pairing stays off (the key protocol has its own ECDH and AES-GCM): a
+        // bluetoothd that ran before us may have left the adapter bondable.
+        steps.append(.bondableOff)
         if configuration.disableBREDR { steps.append(.bredrOff) }
         // Remove first so a stale instance of ours (from a previous run) cannot linger.
         steps += [.setName, .setConnectable, .powerOn, .removeAdvertising, .addAdvertising]
@@ -157,6 +160,7 @@ public struct AdapterController: Sendable {
         case .powerOff: return .setPowered(false, index: index)
         case .setPrivacy: return MgmtCommand(.setPrivacy, index: index, parameters: prepared.privacy ?? [0] + [UInt8](repeating: 0, count: 16))
         case .setLowEnergy: return .setLowEnergy(true, index: index)
+        case .bondableOff: return .setBondable(false, index: index)
         case .bredrOff: return .setBREDR(false, index: index)
         case .setName: return MgmtCommand(.setLocalName, index: index, parameters: prepared.localName)
         case .setConnectable: return .setConnectable(true, index: index)
@@ -205,7 +209,7 @@ public struct AdapterController: Sendable {
             if info.currentSettings.contains(.advertising), let at = queue.firstIndex(of: .removeAdvertising) {
                 queue.insert(.advertisingSettingOff, at: at)
             }
-        case .powerOff, .setPrivacy, .setLowEnergy, .bredrOff, .setConnectable, .powerOn, .advertisingSettingOff:
+        case .powerOff, .setPrivacy, .setLowEnergy, .bondableOff, .bredrOff, .setConnectable, .powerOn, .advertisingSettingOff:
             if let settings = try? MgmtCurrentSettings.parse(parameters) { state.settings = settings }
         case .setName:
             break

@@ -42,6 +42,10 @@ public struct MgmtCommand: Equatable, Sendable, CustomStringConvertible {
         MgmtCommand(.setConnectable, index: index, parameters: [on ? 1 : 0])
     }
 
+    public static func setBondable(_ on: Bool, index: UInt16) -> MgmtCommand {
+        MgmtCommand(.setBondable, index: index, parameters: [on ? 1 : 0])
+    }
+
     public static func setLowEnergy(_ on: Bool, index: UInt16) -> MgmtCommand {
         MgmtCommand(.setLowEnergy, index: index, parameters: [on ? 1 : 0])
     }

@@ -9,6 +9,7 @@ public enum MgmtOpcode: UInt16, Sendable {
     case readControllerInfo = 0x0004
     case setPowered = 0x0005
     case setConnectable = 0x0007
+    case setBondable = 0x0009
     case setLowEnergy = 0x000D
     case setLocalName = 0x000F
     case startDiscovery = 0x0023
