@@ -65,3 +65,13 @@ public struct RangeMeasurement: Sendable, Equatable {
         self.stsQuality = stsQuality
     }
 }
+
+/// One side of a ranging exchange as a state machine: the radio's events in, actions out.
+/// The runner (Drivers/UWB) executes the actions on a chip and feeds back what the chip
+/// reports, until `.finished`.
+public protocol RangingRole {
+    /// Begins the next round: typically `.loadSTS` then the first transmit or receive.
+    mutating func startRound() -> [RangingAction]
+    /// The radio's report; the next actions (empty while waiting).
+    mutating func handle(_ event: RangingEvent) -> [RangingAction]
+}
