@@ -81,7 +81,7 @@ final class GPIOBackendTests: XCTestCase {
         let rig = try GPIOFixtures.makeRig()
         XCTAssertTrue(try rig.lines.setFeedbackLight(true))
         let states = rig.lines.lineStates()
-        XCTAssertEqual(states.map(\.role), ["lock", "unlock", "trunkRelease", "feedbackLight", "doorOpen", "trunkOpen", "lockState", "pairingButton"])
+        XCTAssertEqual(states.map(\.role), ["lock", "unlock", "trunkRelease", "feedbackLight", "doorOpen", "trunkOpen", "lockState", "pairingButton", "doorHandle"])
         XCTAssertEqual(states.first { $0.role == "feedbackLight" }?.active, true)
         XCTAssertEqual(states.first { $0.role == "lock" }?.active, false)
         XCTAssertTrue(states.allSatisfy { $0.active != nil })

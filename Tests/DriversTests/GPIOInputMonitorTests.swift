@@ -104,7 +104,7 @@ final class GPIOInputMonitorTests: XCTestCase {
         var monitor = InputMonitor(board: rig.board)
         XCTAssertEqual(try monitor.sample(rig.lines, clock: rig.clock), [])
         // Pull-ups on active-low inputs: nothing connected reads inactive (door closed).
-        XCTAssertEqual(monitor.states, [.doorOpen: false, .trunkOpen: false, .lockState: false, .pairingButton: false])
+        XCTAssertEqual(monitor.states, [.doorOpen: false, .trunkOpen: false, .lockState: false, .pairingButton: false, .doorHandle: false])
         rig.chip.setInput(try XCTUnwrap(rig.board.inputs[.doorOpen]), active: true)
         var events: [InputEvent] = []
         for _ in 0..<5 {

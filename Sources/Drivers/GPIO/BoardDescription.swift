@@ -21,10 +21,12 @@ public struct BoardDescription: Sendable, Equatable {
     public var pairingHoldMillis: UInt64
     /// Wait after a lock/unlock pulse before reading the lock-state feedback (switch travel).
     public var feedbackSettleMillis: UInt64
+    /// The UWB module, when the board has one.
+    public var uwb: BoardUWB?
 
     public init(name: String, outputs: [OutputRole: GPIOLineConfig], inputs: [InputRole: GPIOLineConfig],
                 pulseWidthMillis: UInt64, debounceMillis: UInt64 = 30, pairingHoldMillis: UInt64 = 5000,
-                feedbackSettleMillis: UInt64 = 100) {
+                feedbackSettleMillis: UInt64 = 100, uwb: BoardUWB? = nil) {
         self.name = name
         self.outputs = outputs
         self.inputs = inputs
@@ -32,6 +34,7 @@ public struct BoardDescription: Sendable, Equatable {
         self.debounceMillis = debounceMillis
         self.pairingHoldMillis = pairingHoldMillis
         self.feedbackSettleMillis = feedbackSettleMillis
+        self.uwb = uwb
     }
 
     /// Reads and validates a board file.

@@ -3,7 +3,7 @@
 enum BoardFileReader {
     static let topLevelKeys: Set<String> = [
         "name", "description", "pulseWidthMillis", "debounceMillis", "pairingHoldMillis",
-        "feedbackSettleMillis", "outputs", "inputs",
+        "feedbackSettleMillis", "outputs", "inputs", "uwb",
     ]
     static let outputKeys: Set<String> = ["chip", "line", "activeLow", "bias", "drive", "description"]
     // Drive is an output property: accepting it on an input would suggest it does something.
@@ -27,10 +27,65 @@ enum BoardFileReader {
 
         let outputs: [OutputRole: GPIOLineConfig] = try roles(top["outputs"], at: "outputs", required: OutputRole.required, isOutput: true)
         let inputs: [InputRole: GPIOLineConfig] = try roles(top["inputs"], at: "inputs", required: InputRole.required, isOutput: false)
-        try rejectSharedLines(outputs: outputs, inputs: inputs)
+        let uwb = try top["uwb"].map { (value) throws(BoardDescriptionError) in try uwbSection(value) }
+        try rejectSharedLines(outputs: outputs, inputs: inputs, uwbInterrupt: uwb?.interrupt)
 
         return BoardDescription(name: name, outputs: outputs, inputs: inputs, pulseWidthMillis: pulse,
-                                debounceMillis: debounce, pairingHoldMillis: hold, feedbackSettleMillis: settle)
+                                debounceMillis: debounce, pairingHoldMillis: hold, feedbackSettleMillis: settle, uwb: uwb)
+    }
+
+    static let uwbKeys: Set<String> = [
+        "spidev", "interrupt", "channel", "preambleCode", "stsLength", "txAntennaDelay", "rxAntennaDelay",
+        "spiHertz", "description",
+    ]
+
+    private static func uwbSection(_ value: BoardJSON) throws(BoardDescriptionError) -> BoardUWB {
+        let fields = try object(value, at: "uwb")
+        try rejectUnknown(fields, allowed: uwbKeys, at: "uwb")
+        let spidev = try string(fields["spidev"], at: "uwb.spidev", required: true) ?? ""
+        guard spidev.hasPrefix("/dev/"), (6...64).contains(spidev.count) else {
+            throw .invalidValue(key: "uwb.spidev", expected: "a device path such as \"/dev/spidev0.0\"")
+        }
+        var uwb = BoardUWB(spidev: spidev)
+        if let irq = fields["interrupt"] { uwb.interrupt = try line(irq, at: "uwb.interrupt", isOutput: false) }
+        if let channel = try integer(fields["channel"], at: "uwb.channel", allowed: BoardUWB.channels.map(Int64.init), expected: "5 or 9") {
+            uwb.channel = UInt8(channel)
+        }
+        if let code = try integer(fields["preambleCode"], at: "uwb.preambleCode",
+                                  allowed: BoardUWB.preambleCodes.map(Int64.init), expected: "a preamble code from 9 to 12 (64 MHz PRF)") {
+            uwb.preambleCode = UInt8(code)
+        }
+        if let sts = try integer(fields["stsLength"], at: "uwb.stsLength", allowed: BoardUWB.stsLengths.map(Int64.init),
+                                 expected: "32, 64 or 128 (STS symbols)") {
+            uwb.stsLength = UInt16(sts)
+        }
+        if let tx = try integer(fields["txAntennaDelay"], at: "uwb.txAntennaDelay", range: 0...Int64(UInt16.max),
+                                expected: "an antenna delay in DTU, 0 to 65535 (about 16385 before calibration)") {
+            uwb.txAntennaDelay = UInt16(tx)
+        }
+        if let rx = try integer(fields["rxAntennaDelay"], at: "uwb.rxAntennaDelay", range: 0...Int64(UInt16.max),
+                                expected: "an antenna delay in DTU, 0 to 65535 (about 16385 before calibration)") {
+            uwb.rxAntennaDelay = UInt16(rx)
+        }
+        let hz = BoardUWB.spiHertzRange
+        if let clock = try integer(fields["spiHertz"], at: "uwb.spiHertz", range: Int64(hz.lowerBound)...Int64(hz.upperBound),
+                                   expected: "the SPI clock after start-up in Hz, \(hz.lowerBound) to \(hz.upperBound)") {
+            uwb.spiHertz = UInt32(clock)
+        }
+        _ = try string(fields["description"], at: "uwb.description", required: false)
+        return uwb
+    }
+
+    private static func integer(_ value: BoardJSON?, at path: String, allowed: [Int64], expected: String) throws(BoardDescriptionError) -> Int64? {
+        guard let value else { return nil }
+        guard case .integer(let number) = value, allowed.contains(number) else { throw .invalidValue(key: path, expected: expected) }
+        return number
+    }
+
+    private static func integer(_ value: BoardJSON?, at path: String, range: ClosedRange<Int64>, expected: String) throws(BoardDescriptionError) -> Int64? {
+        guard let value else { return nil }
+        guard case .integer(let number) = value, range.contains(number) else { throw .invalidValue(key: path, expected: expected) }
+        return number
     }
 
     private static func roles<Role: RawRepresentable & CaseIterable & Hashable>(
@@ -76,9 +131,11 @@ enum BoardFileReader {
         return config
     }
 
-    private static func rejectSharedLines(outputs: [OutputRole: GPIOLineConfig], inputs: [InputRole: GPIOLineConfig]) throws(BoardDescriptionError) {
+    private static func rejectSharedLines(outputs: [OutputRole: GPIOLineConfig], inputs: [InputRole: GPIOLineConfig],
+                                          uwbInterrupt: GPIOLineConfig?) throws(BoardDescriptionError) {
         let all = outputs.sorted { $0.key < $1.key }.map { ("outputs.\($0.key.rawValue)", $0.value) }
             + inputs.sorted { $0.key < $1.key }.map { ("inputs.\($0.key.rawValue)", $0.value) }
+            + (uwbInterrupt.map { [("uwb.interrupt", $0)] } ?? [])
         for (index, (key, config)) in all.enumerated() {
             for (otherKey, other) in all[..<index] where other.chip == config.chip && other.line == config.line {
                 throw .duplicateLine(key: key, sameAs: otherKey)

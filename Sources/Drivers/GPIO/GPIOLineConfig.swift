@@ -13,7 +13,8 @@ public enum OutputRole: String, CaseIterable, Sendable, Comparable {
 
 /// Inputs the gateway reads. Lock-state feedback is optional (not every actuator has a switch).
 public enum InputRole: String, CaseIterable, Sendable, Comparable {
-    case doorOpen, trunkOpen, lockState, pairingButton
+    /// `doorHandle`: the handle's touch or pull switch, for passive entry (optional).
+    case doorOpen, trunkOpen, lockState, pairingButton, doorHandle
 
     public static let required: [InputRole] = [.doorOpen, .trunkOpen, .pairingButton]
 

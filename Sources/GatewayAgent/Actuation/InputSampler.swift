@@ -40,6 +40,8 @@ final class InputSampler: LoopSource {
 
     /// Called on the loop thread when the pairing button has been held for the hold time.
     var onPairingRequested: (() -> Void)?
+    /// The door handle was pulled (passive entry; the proximity policy decides).
+    var onDoorHandle: (() -> Void)?
     /// Called on the loop thread after a door, trunk or lock input changed the vehicle state.
     var onStateChanged: (() -> Void)?
 
@@ -108,6 +110,12 @@ final class InputSampler: LoopSource {
             let news = actuator.inputChanged(role, active: active, atMillis: now)
             if role == .pairingButton {
                 log.debug("inputs: pairing button \(active ? "pressed" : "released")")
+                return
+            }
+            if role == .doorHandle {
+                // Not a vehicle state: a request for passive entry, decided by the proximity policy.
+                log.debug("inputs: door handle \(active ? "pulled" : "released")")
+                if active { onDoorHandle?() }
                 return
             }
             if news {

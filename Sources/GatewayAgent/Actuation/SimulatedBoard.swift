@@ -20,7 +20,8 @@ enum SimulatedBoard {
     "doorOpen":      { "chip": "sim-gpio", "line": 5,  "activeLow": true, "bias": "pull-up" },
     "trunkOpen":     { "chip": "sim-gpio", "line": 6,  "activeLow": true, "bias": "pull-up" },
     "lockState":     { "chip": "sim-gpio", "line": 13, "activeLow": true, "bias": "pull-up" },
-    "pairingButton": { "chip": "sim-gpio", "line": 26, "activeLow": true, "bias": "pull-up" }
+    "pairingButton": { "chip": "sim-gpio", "line": 26, "activeLow": true, "bias": "pull-up" },
+    "doorHandle":    { "chip": "sim-gpio", "line": 16, "activeLow": true, "bias": "pull-up" }
   }
 }
 """#

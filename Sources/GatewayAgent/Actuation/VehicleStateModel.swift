@@ -40,7 +40,7 @@ struct VehicleStateModel: Equatable {
         case .doorOpen: doorOpen = active
         case .trunkOpen: trunkOpen = active
         case .lockState: if hasLockFeedback { locked = active }
-        case .pairingButton: break
+        case .pairingButton, .doorHandle: break
         }
     }
 
