@@ -23,6 +23,7 @@ let agent = Tool(
         .events,
         .outbox,
         .stats,
+        .sim,
     ]
 )
 

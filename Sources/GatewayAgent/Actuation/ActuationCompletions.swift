@@ -8,6 +8,8 @@ final class ActuationCompletions: LoopSource {
     private let actuator: GPIOActuator
     var onPhoneCommand: ((CommandRequest, CommandOutcome) -> Void)?
     var onServiceTest: ((Actuation, CommandOutcome) -> Void)?
+    /// Passive entry and walk-away lock (the proximity service logs and records them).
+    var onAutomatic: ((Actuation, _ key: KeyID?, _ reason: String, CommandOutcome) -> Void)?
 
     init(actuator: GPIOActuator) {
         self.actuator = actuator
@@ -31,6 +33,7 @@ final class ActuationCompletions: LoopSource {
         switch finished.origin {
         case .phone(let request): onPhoneCommand?(request, finished.outcome)
         case .service: onServiceTest?(finished.actuation, finished.outcome)
+        case .automatic(let key, let reason): onAutomatic?(finished.actuation, key, reason, finished.outcome)
         }
     }
 }

@@ -15,6 +15,9 @@ final class GPIOActuator: VehicleActuator {
         case phone(CommandRequest)
         /// `actuate` on the serial console in service mode.
         case service
+        /// The car's own decision from proximity: passive entry (a key in the Unlock zone and
+        /// the door handle pulled) or walk-away lock; `key` is the key it was made for.
+        case automatic(key: KeyID?, reason: String)
     }
 
     struct Finished {
@@ -64,15 +67,17 @@ final class GPIOActuator: VehicleActuator {
         case .revoke:
             // Revocations reach the agent as CarAction.revoke, never as an actuation.
             return CommandOutcome(fault: .internalError, state: state, summary: "revoke is not an actuation")
-        case .rangingSetup:
-            // Answered by the engine itself (CarAction.startRanging), never an actuation.
-            return CommandOutcome(fault: .internalError, state: state, summary: "rangingSetup is not an actuation")
         }
     }
 
     /// A service test from the console: nil when the pulse started, else the refusal.
     func startService(_ actuation: Actuation) -> CommandOutcome? {
         begin(actuation, origin: .service)
+    }
+
+    /// Passive entry or walk-away lock: nil when the pulse started, else the refusal.
+    func startAutomatic(_ actuation: Actuation, key: KeyID?, reason: String) -> CommandOutcome? {
+        begin(actuation, origin: .automatic(key: key, reason: reason))
     }
 
     private func begin(_ actuation: Actuation, origin: Origin) -> CommandOutcome? {
@@ -123,7 +128,11 @@ final class GPIOActuator: VehicleActuator {
         guard let origin = running?.origin else { return nil }
         running = nil
         let actor: KeyID?
-        if case .phone(let request) = origin { actor = request.keyID } else { actor = nil }
+        switch origin {
+        case .phone(let request): actor = request.keyID
+        case .automatic(let key, _): actor = key
+        case .service: actor = nil
+        }
         let name = VehicleEvents.name(actuation)
         switch outcome {
         case .success(let pulse):

@@ -8,6 +8,8 @@ struct ConsoleSetup {
     let context: ConsoleContext
     /// nil with `--console none`.
     let console: AgentConsole?
+    /// The `sim` group (only with the simulated chip), also reachable through the control socket.
+    let simulation: SimulationCommands?
 
     var sources: [any LoopSource] { console.map { [$0] } ?? [] }
 
@@ -23,7 +25,8 @@ struct ConsoleSetup {
             KeyCommands(context: context),
             LinkCommands(context: context),
         ]
-        if let chip = body.hardware.simulated { groups.append(SimulationCommands(chip: chip)) }
+        let simulation = body.hardware.simulated.map { SimulationCommands(chip: $0) }
+        if let simulation { groups.append(simulation) }
 
         let console = try AgentConsole.open(config.consoleDevice ?? .none, baud: config.consoleBaud,
                                             commands: ConsoleCommands(groups: groups), clock: clock, log: log)
@@ -33,7 +36,7 @@ struct ConsoleSetup {
         body.sampler.onPairingRequested = { pairingButton(context) }
         // The keys hooks (pair, keys, pairing window state) are set by the start-up code:
         // ConsoleContext.wire(ControlCommands), the same commands as DIR/control.sock.
-        return ConsoleSetup(context: context, console: console)
+        return ConsoleSetup(context: context, console: console, simulation: simulation)
     }
 
     /// The pairing button's long press: the same window as `pair`, its code shown on the

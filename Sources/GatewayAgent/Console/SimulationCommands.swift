@@ -14,12 +14,14 @@ final class SimulationCommands: ConsoleCommandGroup {
         ("sim door|trunk open|closed", "simulated door or trunk switch"),
         ("sim lockswitch locked|unlocked", "simulated lock-state switch (a mechanical key)"),
         ("sim button press|release", "simulated pairing button (hold 5 s to pair)"),
+        ("sim handle pull|release", "simulated door-handle switch (passive entry)"),
         ("sim feedback ok|broken", "break the simulated lock-state wire (pulses then mismatch)"),
     ]
     let verbs: Set<String> = ["sim"]
 
     func run(_ words: [String]) -> [String] {
-        let usage = "sim door|trunk open|closed, sim lockswitch locked|unlocked, sim button press|release, sim feedback ok|broken"
+        let usage = "sim door|trunk open|closed, sim lockswitch locked|unlocked, sim button press|release, "
+            + "sim handle pull|release, sim feedback ok|broken"
         guard words.count == 3 else { return ConsoleText.usage(usage) }
         let (what, value) = (words[1], words[2])
         switch (what, value) {
@@ -31,6 +33,8 @@ final class SimulationCommands: ConsoleCommandGroup {
             return set(.lockState, active: value == "locked", "lock switch \(value)")
         case ("button", "press"), ("button", "release"):
             return set(.pairingButton, active: value == "press", "pairing button \(value == "press" ? "pressed" : "released")")
+        case ("handle", "pull"), ("handle", "release"):
+            return set(.doorHandle, active: value == "pull", "door handle \(value == "pull" ? "pulled" : "released")")
         case ("feedback", "ok"), ("feedback", "broken"):
             chip.setFeedbackBroken(value == "broken")
             return ["sim: lock-state feedback wire \(value)"]

@@ -9,6 +9,8 @@ final class ControlCommands {
         let name: String
         let summary: String
         let run: @Sendable (ControlCommands, [String]) -> ControlResponse
+        /// Whether words may follow the name (only `sim`).
+        var takesArguments = false
     }
 
     private static let table: [Entry] = [
@@ -18,6 +20,8 @@ final class ControlCommands {
         Entry(name: "pair-cancel", summary: "close the pairing window", run: { commands, _ in commands.cancelPairing() }),
         Entry(name: "stats", summary: "syncs, uptime, events appended, outbox depth (name value lines)",
               run: { commands, _ in commands.stats.map { .ok($0.lines) } ?? .failure("stats are not available") }),
+        Entry(name: "sim", summary: "the simulated world, as the console's sim command (only with --simulate)",
+              run: { commands, words in commands.simulate(words) }, takesArguments: true),
     ]
 
     private let car: CarService
@@ -28,6 +32,9 @@ final class ControlCommands {
     private var pairingExpiresAtMillis: UInt64?
     /// The `stats` command's source (set by the agent's start-up).
     var stats: AgentStats?
+    /// The console's `sim` group (nil without --simulate): scripts and tests move the simulated
+    /// world (doors, the phone's distance, attackers) through the control socket.
+    var simulation: ((_ words: [String]) -> [String])?
 
     init(car: CarService, keys: KeyService, clock: AgentClock, vehicleID: VehicleID) {
         self.car = car
@@ -43,7 +50,7 @@ final class ControlCommands {
         guard let entry = Self.table.first(where: { $0.name == name }) else {
             return .failure("unknown command '\(Self.printable(name))' (try help)")
         }
-        guard words.count == 1 else { return .failure("'\(name)' takes no arguments") }
+        guard words.count == 1 || entry.takesArguments else { return .failure("'\(name)' takes no arguments") }
         return entry.run(self, Array(words.dropFirst()))
     }
 
@@ -57,6 +64,14 @@ final class ControlCommands {
         case .success(let opened): return .ok(["code \(opened.code.text) expires-in \(opened.expiresInSeconds)"])
         case .failure(let refusal): return .failure(refusal.description)
         }
+    }
+
+    /// `sim WORDS`: the console's answer lines; a console error line becomes the failure reason.
+    func simulate(_ words: [String]) -> ControlResponse {
+        guard let simulation else { return .failure("sim: the agent does not run with --simulate") }
+        let lines = simulation(["sim"] + words)
+        if let error = lines.first(where: { $0.hasPrefix("error: ") }) { return .failure(String(error.dropFirst(7))) }
+        return .ok(lines)
     }
 
     // MARK: Shared with the serial console and the pairing button

@@ -64,6 +64,7 @@ struct CarAgent {
         let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log)
         defer { console.console?.close() }
         console.context.wire(commands)
+        commands.simulation = console.simulation.map { simulation in { words in simulation.run(words) } }
         console.context.auditStats = { [unowned service] in service.auditStats }
         console.context.linkSnapshot = { [unowned service] in service.linkSnapshot }
 
