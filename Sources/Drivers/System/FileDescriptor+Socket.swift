@@ -2,6 +2,10 @@
 // from "peer closed", and kernel timeouts for blocking clients.
 #if canImport(Glibc)
 import Glibc
+// bluetooth.h pulls <sys/socket.h> in textually, so in a whole-module (release) build the
+// socket constants (SOCK_STREAM, MSG_NOSIGNAL) may be owned by CBluetooth's module, not Glibc:
+// import it here so they stay visible whichever header the compiler saw first.
+import CBluetooth
 #elseif canImport(Musl)
 import Musl
 #endif
