@@ -30,3 +30,27 @@ static inline int ock_ioctl_ptr(int fd, unsigned long request, void *arg) { retu
 static inline int ock_eventfd_nonblocking(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
 
 #endif
+
+// spidev (Drivers/SPI): SPI_IOC_MESSAGE(n) and the SPI_IOC_WR_* requests are macros Swift cannot
+// import. Appended after the guard above with its own guard so the block stands alone.
+#ifndef OPENCARKEY_CSHIMS_SPI_H
+#define OPENCARKEY_CSHIMS_SPI_H
+#include <linux/spi/spidev.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline int ock_spi_set_mode(int fd, uint8_t mode) { return ioctl(fd, SPI_IOC_WR_MODE, &mode); }
+static inline int ock_spi_set_bits_per_word(int fd, uint8_t bits) { return ioctl(fd, SPI_IOC_WR_BITS_PER_WORD, &bits); }
+static inline int ock_spi_set_max_speed_hz(int fd, uint32_t hz) { return ioctl(fd, SPI_IOC_WR_MAX_SPEED_HZ, &hz); }
+
+// One message, chip select held throughout (cs_change 0): `tx` clocked out, then `rx_len` bytes
+// clocked in while zeros go out. One transfer when nothing is read, two otherwise.
+static inline int ock_spi_write_then_read(int fd, const uint8_t *tx, uint32_t tx_len,
+                                          uint8_t *rx, uint32_t rx_len, uint32_t speed_hz) {
+    struct spi_ioc_transfer t[2];
+    memset(t, 0, sizeof t);
+    t[0].tx_buf = (uint64_t)(uintptr_t)tx; t[0].len = tx_len; t[0].speed_hz = speed_hz; t[0].bits_per_word = 8;
+    t[1].rx_buf = (uint64_t)(uintptr_t)rx; t[1].len = rx_len; t[1].speed_hz = speed_hz; t[1].bits_per_word = 8;
+    return rx_len == 0 ? ioctl(fd, SPI_IOC_MESSAGE(1), t) : ioctl(fd, SPI_IOC_MESSAGE(2), t);
+}
+#endif
