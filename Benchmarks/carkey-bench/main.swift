@@ -14,6 +14,7 @@ let benchmarks: [(String, () throws -> Void)] = [
     ("outbox", { try OutboxBench.run() }),
     ("idle", { try IdleAgentBench.run() }),
     ("agent", { try AgentPathBench.run() }),
+    ("proximity", { ProximityBench.run() }),
 ]
 
 do {

@@ -12,7 +12,7 @@ final class FaultCodeTests: XCTestCase {
             (.unsupportedVersion, 19), (.lifetimeTooLong, 20), (.keychainFull, 21), (.decryptionFailed, 22),
             (.unexpectedMessage, 23), (.sessionExpired, 24), (.invalidCertificate, 25), (.actuationFailed, 26),
             (.internalError, 27), (.invalidRevocation, 28), (.lastOwnerKey, 29), (.pairingClosed, 30),
-            (.wrongPairingCode, 31),
+            (.wrongPairingCode, 31), (.notInProximity, 32), (.rangingFailed, 33), (.rangingUnsupported, 34),
         ]
         XCTAssertEqual(expected.count, FaultCode.allCases.count)
         for (fault, number) in expected { XCTAssertEqual(fault.rawValue, number, fault.name) }

@@ -67,6 +67,7 @@ enum KAT {
         let keys = try KeySchedule.deriveKeys(sharedSecret: shared, challenge: challenge, transcriptHash: th)
         out.append(("keyPhoneToCar", keys.phoneToCar))
         out.append(("keyCarToPhone", keys.carToPhone))
+        out.append(("keyRanging", keys.ranging))
 
         func record(_ type: MessageType, _ direction: Direction, _ counter: UInt64, _ key: Bytes, _ plaintext: Bytes, _ name: String) throws {
             let header = EncryptedRecord.header(type: type, counter: counter)
@@ -143,6 +144,7 @@ enum KAT {
         ("transcript hash TH", "4b4ec759bf9ab1f78a529813874620adce0bf6e534c3b5cb68c5b972390e9447"),
         ("keyPhoneToCar", "568a9db00f0b3bcb0667e0c07cc620bb07736ee173db2f97366b99d6917622c4"),
         ("keyCarToPhone", "08d46e0183da8ef1f12052c3c9121c04966f8f1d35b886ac1ae9806625bcc709"),
+        ("keyRanging", "b1b1fe22a9f9c94ce6e75964cec49808d0e744e25e5eac8f49159517603085ef"),
         ("SessionAccepted plaintext", "011f00000000ffffffff6955b90001012c"),
         ("SessionAccepted nonce", "020000000000000000000000"),
         ("SessionAccepted header (AAD)", "03010000000000000000"),

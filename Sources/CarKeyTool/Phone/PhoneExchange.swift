@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import CommandLineKit
 import Drivers
 import Protocol
 
@@ -58,15 +59,33 @@ struct PhoneExchange {
         }
         let handshakeMillis = Self.preciseMillis() - handshakeStart
 
+        if let uwb = options.uwb {
+            // Ranging first (docs/protocol.md 19): the car measures the distance while the phone
+            // waits; a refused setup (rangingUnsupported) is the visit's answer.
+            let setup = try attempt { try RangingSetup.random(using: SystemRandom(), roundIntervalMillis: uwb.intervalMillis) }
+            let setupStart = Self.preciseMillis()
+            try attempt { try link.send(try phone.rangingSetupCommand(setup, now: now())) }
+            let answer = try awaitResponse(link, &phone)
+            guard answer.result == 0 else {
+                return .response(answer, session: session!, handshakeMillis: handshakeMillis,
+                                 commandMillis: Self.preciseMillis() - setupStart)
+            }
+            writeStderr("carkey phone: uwb: ranging session \(String(setup.sessionID, radix: 16)) set up, ranging for \(uwb.waitMillis) ms\n")
+            clock.sleep(millis: uwb.waitMillis)
+        }
+
         let commandStart = Self.preciseMillis()
         try attempt { try link.send(try phone.command(command, args: args, now: now())) }
+        let body = try awaitResponse(link, &phone)
+        return .response(body, session: session!, handshakeMillis: handshakeMillis, commandMillis: Self.preciseMillis() - commandStart)
+    }
+
+    /// The next Response in the session (other events are not expected here).
+    private func awaitResponse(_ link: any PhoneLink, _ phone: inout PhoneProtocolSession) throws -> ResponseBody {
         while true {
             let bytes = try attempt { try link.receive() }
             let event = try attempt { try phone.receive(bytes, now: now()) }
-            if case .response(let body) = event {
-                return .response(body, session: session!, handshakeMillis: handshakeMillis,
-                                 commandMillis: Self.preciseMillis() - commandStart)
-            }
+            if case .response(let body) = event { return body }
         }
     }
 

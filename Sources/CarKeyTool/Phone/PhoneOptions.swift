@@ -33,6 +33,8 @@ struct PhoneOptions {
     let timeoutMillis: UInt64
     /// --ble --scan: how long to look for the car.
     let scanTimeoutMillis: UInt64
+    /// --uwb: ranging set up before the command (round interval, time to range first).
+    let uwb: (intervalMillis: UInt16, waitMillis: UInt64)?
 
     /// The command sent (enroll has none).
     var command: CommandCode? {
@@ -78,6 +80,24 @@ struct PhoneOptions {
             throw UsageError.invalidValue("\(seconds)", for: "--timeout", expected: "1 to 300 seconds")
         }
         timeoutMillis = UInt64(seconds) * 1000
+
+        if arguments.flag("uwb") {
+            guard case .command = action else { throw UsageError("'--uwb' goes with a command, not enroll") }
+            let interval = try arguments.integer("uwb-interval") ?? 50
+            guard RangingSetup.roundIntervals.contains(UInt16(clamping: interval)), interval >= 0 else {
+                throw UsageError.invalidValue("\(interval)", for: "--uwb-interval", expected: "50 to 1000 milliseconds")
+            }
+            let wait = try arguments.integer("uwb-wait") ?? 400
+            guard (0...10_000).contains(wait) else {
+                throw UsageError.invalidValue("\(wait)", for: "--uwb-wait", expected: "0 to 10000 milliseconds")
+            }
+            uwb = (UInt16(interval), UInt64(wait))
+        } else {
+            for option in ["uwb-interval", "uwb-wait"] where arguments.value(option) != nil {
+                throw UsageError("'--\(option)' goes with --uwb")
+            }
+            uwb = nil
+        }
     }
 
     private static func privateKey(at path: String) throws -> P256PrivateKey {

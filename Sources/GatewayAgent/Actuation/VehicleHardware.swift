@@ -16,6 +16,8 @@ struct VehicleHardware {
     /// The simulated chip in --simulate (inputs driven by the `sim` console commands, and the
     /// recorded level changes shown by `gpio`); nil on real hardware.
     let simulated: SimulatedGPIO?
+    /// The UWB module's IRQ line (board file uwb.interrupt), requested with the others.
+    var uwbInterrupt: (any GPIOInputLine)? = nil
 
     static func open(boardFile: String?, simulate: Bool, clock: any MonotonicClock) throws -> VehicleHardware {
         let board = try description(boardFile: boardFile)
@@ -32,6 +34,15 @@ struct VehicleHardware {
             // A parked car: locked (the switch closed), doors, trunk and button at rest.
             simulated.setInput(role: InputRole.lockState.rawValue, active: true)
         }
+        var uwbInterrupt: (any GPIOInputLine)?
+        if let interrupt = board.uwb?.interrupt {
+            do {
+                uwbInterrupt = try backend.requestInput(interrupt, role: "uwbInterrupt")
+            } catch {
+                lines.releaseAll()
+                throw AgentStartFailure(description: "GPIO: uwb.interrupt: \(error)")
+            }
+        }
         let actuators: LockActuators
         do {
             actuators = try LockActuators(lines: lines, clock: clock)
@@ -40,7 +51,7 @@ struct VehicleHardware {
             throw AgentStartFailure(description: "GPIO: \(error)")
         }
         return VehicleHardware(board: board, boardSource: boardFile ?? "built-in simulated board",
-                               lines: lines, actuators: actuators, simulated: simulated)
+                               lines: lines, actuators: actuators, simulated: simulated, uwbInterrupt: uwbInterrupt)
     }
 
     /// A board-file mistake is a configuration error (exit 2, the key named); an unreadable

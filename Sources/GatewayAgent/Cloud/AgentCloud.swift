@@ -13,6 +13,9 @@ final class AgentCloud {
     /// Inbound messages admitted on the cloud thread, handled on the agent's thread.
     private let inbox: InboundMailbox
     private var lastReported: VehicleState?
+    /// The nearest key's zone and distance last reported ("none" when no key is near).
+    private var lastZone = "none"
+    private var lastDistanceCentimetres: Int64?
 
     init(options: CloudOptions, vehicleID: VehicleID, store: CarStore, clock: AgentClock, log: AgentLog) throws {
         self.store = store
@@ -35,15 +38,23 @@ final class AgentCloud {
     }
 
     /// Queues a state report if the vehicle state changed (coalesced with any unsent one).
-    func report(_ state: VehicleState) {
-        guard state != lastReported else { return }
+    func report(_ state: VehicleState, proximity: (zone: ProximityZone, metres: Double?)? = nil) {
+        // The zone of the nearest key changes the report too; distance alone does not (it moves
+        // every round and would flood the outbox).
+        let zone = proximity.map { $0.zone == .outOfRange ? "none" : $0.zone.description }
+        guard state != lastReported || (zone != nil && zone != lastZone) else { return }
         lastReported = state
+        if let zone { lastZone = zone }
+        if let proximity { lastDistanceCentimetres = proximity.metres.map(ProximityEvents.centimetres) }
         let snapshot = service.snapshot
         let now = clock.eventTime()
+        let (zoneName, distance) = (lastZone, lastZone == "none" ? nil : lastDistanceCentimetres)
         do {
             try store.write { transaction in
                 let outboxDepth = try transaction.outboxDepth()
-                try transaction.enqueueStateReport(StateReport(vehicle: state, cloudConnected: snapshot.connected,
+                try transaction.enqueueStateReport(StateReport(vehicle: state, keyProximityZone: zoneName,
+                                                               nearestKeyDistanceCentimetres: distance,
+                                                               cloudConnected: snapshot.connected,
                                                                clockTrusted: now.trusted, outboxDepth: outboxDepth),
                                                    topics: topics, time: now)
             }

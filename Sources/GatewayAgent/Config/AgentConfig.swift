@@ -12,7 +12,7 @@ struct AgentConfig: Equatable {
     /// Config files are small; the cap keeps a wrong path (a log, a device) from being slurped.
     static let maxFileBytes = 64 * 1024
 
-    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link"]
+    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link", "proximity"]
     static let mqttKeys: Set<String> = ["url", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
     static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
@@ -37,6 +37,8 @@ struct AgentConfig: Equatable {
     var auditRoutinePerMinute: Int?
     /// The phone link (Unix-socket simulator or Bluetooth LE).
     var link = LinkSettings()
+    /// What UWB distance decides (only with a UWB module).
+    var proximity = ProximitySettings()
     /// The file the settings came from; nil when none was read.
     var sourcePath: String?
 
@@ -82,6 +84,9 @@ struct AgentConfig: Equatable {
         }
         if let store = try top.object("store", allowed: StoreSettings.keys) {
             config.store = try StoreSettings.read(store)
+        }
+        if let proximity = try top.object("proximity", allowed: ProximitySettings.keys) {
+            config.proximity = try ProximitySettings.read(proximity)
         }
         if let link = try top.object("link", allowed: LinkSettings.keys) {
             config.link = try LinkSettings.read(link)

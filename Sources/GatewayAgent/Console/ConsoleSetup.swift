@@ -13,7 +13,8 @@ struct ConsoleSetup {
 
     var sources: [any LoopSource] { console.map { [$0] } ?? [] }
 
-    static func make(options: RunOptions, body: VehicleBody, store: CarStore, clock: AgentClock, log: AgentLog) throws -> ConsoleSetup {
+    static func make(options: RunOptions, body: VehicleBody, store: CarStore, clock: AgentClock, log: AgentLog,
+                     uwb: UWBService? = nil, simulatedUWB: SimulatedUWBRadio? = nil) throws -> ConsoleSetup {
         let config = options.config
         let context = ConsoleContext(config: config, cloudOptions: options.cloud, body: body, store: store, clock: clock, log: log)
         let service = ServiceCommands(context: context)
@@ -25,7 +26,8 @@ struct ConsoleSetup {
             KeyCommands(context: context),
             LinkCommands(context: context),
         ]
-        let simulation = body.hardware.simulated.map { SimulationCommands(chip: $0) }
+        if let uwb { groups.append(UWBCommands(uwb: uwb, clock: clock)) }
+        let simulation = body.hardware.simulated.map { SimulationCommands(chip: $0, uwb: simulatedUWB) }
         if let simulation { groups.append(simulation) }
 
         let console = try AgentConsole.open(config.consoleDevice ?? .none, baud: config.consoleBaud,

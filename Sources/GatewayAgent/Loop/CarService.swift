@@ -35,6 +35,11 @@ final class CarService {
     var stateObserver: ((VehicleState) -> Void)?
     /// Called once a second from `tick`, on the agent's thread (the cloud link's inbox).
     var tickObserver: (() -> Void)?
+    /// UWB ranging and the proximity policy, when the car has a UWB module (board file "uwb",
+    /// or --simulate-uwb). Without it, commands are decided without distance.
+    var uwb: UWBService?
+    /// Starts a pulse the car decides itself (passive entry, walk-away lock); set by start-up.
+    var automaticActuation: ((Actuation, KeyID?, String) -> Void)?
 
     /// The vehicle state as the actuator knows it.
     var vehicleState: VehicleState { actuator.state }
@@ -88,6 +93,11 @@ final class CarService {
         let now = clock.now()
         execute(engine.tick(now: now))
         keys.tick(now: now)
+        if let uwb, uwb.walkAway(nowMillis: now.monotonicMillis, state: actuator.state) {
+            log.info("uwb: every key that was near has walked away: locking")
+            audit.commit()
+            automaticActuation?(.lock, nil, "walk-away lock")
+        }
         audit.flush(now: now)
         tickObserver?()
         let established = Set(engine.establishedLinks)
@@ -158,6 +168,21 @@ final class CarService {
         return value
     }
 
+    /// The door handle was pulled: unlock for the nearest key in the Unlock zone, if any.
+    func doorHandlePulled() {
+        guard let uwb else {
+            log.debug("door handle pulled: no UWB module, passive entry is off")
+            return
+        }
+        audit.commit()
+        guard let key = uwb.passiveEntry(nowMillis: clock.monotonicMillis) else {
+            log.info("door handle pulled: no key in the Unlock zone, passive entry refused")
+            return
+        }
+        log.info("door handle pulled: key \(key) in the Unlock zone, passive entry")
+        automaticActuation?(.unlock, key, "passive entry")
+    }
+
     /// A pulse started by `.perform` has ended (called on the loop thread).
     func actuationFinished(_ request: CommandRequest, _ outcome: CommandOutcome) {
         execute(completion(of: request, outcome))
@@ -189,6 +214,14 @@ final class CarService {
             case .send(let link, let bytes):
                 held.append(.send(link, bytes))
             case .perform(let request):
+                // Distance is checked when the engine has accepted the command, before anything
+                // moves; a refusal completes the command with notInProximity instead.
+                if let uwb, let decision = uwb.authorize(request, nowMillis: clock.monotonicMillis), !decision.isAllowed {
+                    let why = UWBService.reason(decision)?.rawValue ?? "refused"
+                    log.info("\(request.link) \(request.command) refused: not in proximity (\(why))")
+                    queue += engine.complete(request.token, result: .notInProximity, vehicleState: actuator.state, now: clock.now())
+                    continue
+                }
                 held.append(.perform(request))
             case .closeLink(let link):
                 held.append(.close(link))
@@ -208,6 +241,10 @@ final class CarService {
             case .revoke(let request):
                 audit.commit()
                 queue += keys.revoke(request, engine: &engine, vehicleState: actuator.state, now: clock.now())
+            case .startRanging(let grant):
+                uwb?.start(grant, nowMillis: clock.monotonicMillis)
+            case .stopRanging(let link):
+                uwb?.stop(link)
             }
         }
     }

@@ -45,6 +45,10 @@ struct CarAgent {
         let keys = try KeyService.load(store: store, capacity: options.keys.keySlots, clock: clock, log: log)
         keys.storeKeeper = storeKeeper
         var engineConfiguration = options.keys.engineConfiguration(vehicleID: options.vehicleID)
+        // UWB: a DW3000 on spidev from the board file, or the simulated module. With one the
+        // engine accepts rangingSetup for what the chip is configured for.
+        let uwbRadio = try UWBStartup.radio(options: options, hardware: hardware, log: log)
+        if let uwbRadio { engineConfiguration.uwb = UWBService.capabilities(for: uwbRadio.board) }
         // Granted to each newly enrolled owner phone (protocol.md 18.12); never logged.
         engineConfiguration.advertisingKey = try store.loadOrCreateAdvertisingKey()
         let engine = CarProtocolEngine(configuration: engineConfiguration,
@@ -61,7 +65,9 @@ struct CarAgent {
         commands.stats?.commitCounters = service
         let control = try ControlServer(stateDirectory: options.stateDirectory, log: log, commands: commands)
         defer { control.shutdown() }
-        let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log)
+        let uwb = uwbRadio.map { UWBStartup.service($0, settings: options.config.proximity, store: store, clock: clock, log: log, service: service, server: server, body: body) }
+        let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log,
+                                            uwb: uwb, simulatedUWB: uwbRadio?.radio as? SimulatedUWBRadio)
         defer { console.console?.close() }
         console.context.wire(commands)
         commands.simulation = console.simulation.map { simulation in { words in simulation.run(words) } }
@@ -74,6 +80,7 @@ struct CarAgent {
         print("carkey-agent: \(body.summary)")
         if let endpoint = console.console?.endpoint { print("carkey-agent: console on \(endpoint)") }
         print("carkey-agent: " + LinkBackend.startupLine(server, options: options))
+        if let uwb { print("carkey-agent: uwb: \(uwb.radio.summary)") }
         print("carkey-agent: control socket \(control.socketPath)")
         fflush(nil) // tests and supervisors read these lines while the agent runs
 
@@ -83,6 +90,7 @@ struct CarAgent {
         if let cloud {
             cloud.start(initialState: service.vehicleState)
             service.stateObserver = { cloud.report($0) }
+            uwb?.onZoneChanged = { [unowned service] zone, metres in cloud.report(service.vehicleState, proximity: (zone, metres)) }
             let inbound = CloudInboundHandler(cloud: cloud, service: service, keys: keys, log: log)
             cloudSources.append(CloudInboundSource(cloud: cloud, handler: inbound))
         }
@@ -92,7 +100,7 @@ struct CarAgent {
         defer { service.shutdown() }
         defer { body.finishRunning() }
         try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log,
-                      sources: body.sources + console.sources + [control] + cloudSources).run()
+                      sources: body.sources + console.sources + [control] + cloudSources + (uwb.map { [$0] } ?? [])).run()
         return 0
     }
 }

@@ -16,6 +16,8 @@ struct RunOptions {
     let cloud: CloudOptions?
     /// Simulated GPIO (and the simulation console commands) instead of libgpiod.
     let simulate: Bool
+    /// With --simulate: a simulated UWB module (register-level DW3000s on a simulated air).
+    let simulateUWB: Bool
     /// The config file with flags applied (board, console, service PIN, log level).
     let config: AgentConfig
     /// The store's size and age budget ("store" in the config file, --store-* flags).
@@ -29,6 +31,8 @@ struct RunOptions {
         // Without --simulate the GPIO is real (libgpiod, the config's board file). The phone link
         // is its own choice (config "link", --ble): the VM lane runs simulated GPIO with BLE.
         simulate = arguments.flag("simulate")
+        simulateUWB = arguments.flag("simulate-uwb")
+        if simulateUWB && !simulate { throw UsageError("--simulate-uwb needs --simulate (a real UWB module is set in the board file)") }
         config = try ConfigOverrides.effectiveConfig(arguments, simulate: simulate)
         guard let directory = config.stateDirectory, let vehicleID = config.vehicleID else {
             throw UsageError("internal: effective config without state directory or vehicle ID")

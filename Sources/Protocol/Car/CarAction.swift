@@ -19,6 +19,13 @@ public enum CarAction: Sendable, Equatable {
     /// `CarProtocolEngine.complete(_:result:vehicleState:now:)`; on success the engine ends
     /// the affected sessions itself.
     case revoke(RevocationRequest)
+    /// A phone set up UWB ranging in its session (command 0x07, already answered ok): run the
+    /// responder role (`DSTWRResponder(material: grant.material)`) for this link. A second
+    /// grant for the same link replaces the first; stop the old role before starting the new.
+    case startRanging(RangingGrant)
+    /// The link's session ended (close, expiry, revocation, disconnect) while it was ranging:
+    /// stop its role and forget its ranges. Emitted only for links that had a startRanging.
+    case stopRanging(LinkID)
 }
 
 /// Identifies one accepted command between `.perform` and `complete`.

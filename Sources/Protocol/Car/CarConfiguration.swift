@@ -29,6 +29,9 @@ public struct CarProtocolConfiguration: Sendable, Equatable {
     /// The car's advertising key (section 18.12), granted to each newly enrolled owner phone
     /// after its PairingResult. nil: no AdvertisingKeyGrant is sent (a car without BLE privacy).
     public var advertisingKey: AdvertisingKey?
+    /// The car's UWB module (section 19). nil: no module, every rangingSetup is answered
+    /// `rangingUnsupported`.
+    public var uwb: UWBCapabilities?
 
     public init(vehicleID: VehicleID) { self.vehicleID = vehicleID }
 }

@@ -80,7 +80,7 @@ extension CarProtocolEngine {
             keyID: pending.keyID, record: record, certificate: pending.certificate, channel: channel,
             establishedAtMillis: now.monotonicMillis,
             lifetimeMillis: UInt64(configuration.sessionLifetimeSeconds) * 1000,
-            carTimeAtAccept: carTime, inFlight: nil))
+            carTimeAtAccept: carTime, inFlight: nil, rangingKey: keys.ranging))
         rateLimiter.recordSuccess(link, now: now.monotonicMillis)
         let grant = AccessGrant(link: link, keyID: pending.keyID, record: record,
                                 presentedCertificate: pending.certificate,

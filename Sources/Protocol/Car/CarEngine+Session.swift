@@ -37,6 +37,10 @@ extension CarProtocolEngine {
             guard Int64(body.expiresAt) - Int64(carNow) <= configuration.maxCommandLifetimeSeconds else {
                 throw .lifetimeTooLong
             }
+            if body.command == .rangingSetup {
+                // Answered here: nothing to actuate, and the agent needs the material at once.
+                return try startRanging(body, session: &session, record: record, link: link, now: now)
+            }
             if body.command == .revoke {
                 // S8a: the signed object must verify (its faults never end the session).
                 let revocation = try RevocationValidator.verify(body.args, vehicleID: configuration.vehicleID, keys: keys)
@@ -114,6 +118,7 @@ extension CarProtocolEngine {
             if let bytes = try? session.channel.seal(.response, body.encoded()) { actions.append(.send(link, bytes)) }
         }
         links[link] = nil
+        if session.ranging != nil { actions.append(.stopRanging(link)) }
         actions.append(.audit(AuditRecord(.sessionClosed, link: link, keyID: session.keyID, fault: reason, now: now)))
         actions.append(.closeLink(link))
         return actions

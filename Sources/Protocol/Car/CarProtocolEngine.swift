@@ -168,7 +168,8 @@ public struct CarProtocolEngine: Sendable {
             usedChallenges.insert(pending.challenge)
             return []
         case .established(let session)?:
-            return [.audit(AuditRecord(.sessionClosed, link: link, keyID: session.keyID, now: now))]
+            let stop: [CarAction] = session.ranging != nil ? [.stopRanging(link)] : []
+            return stop + [.audit(AuditRecord(.sessionClosed, link: link, keyID: session.keyID, now: now))]
         case .pairing(let pending)?:
             usedChallenges.insert(pending.challenge)
             return []

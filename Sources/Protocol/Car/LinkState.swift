@@ -37,6 +37,13 @@ struct CarSession: Sendable {
     let carTimeAtAccept: UInt32
     /// The command handed to the agent and not yet completed (one at a time per session).
     var inFlight: CommandToken?
+    /// Root of this session's ranging material; forgotten with the session.
+    let rangingKey: Bytes
+    /// The ranging session running now (a startRanging was emitted), if any.
+    var ranging: RangingSetup?
+    /// Every ranging session ID this key session has started: an ID is never reused, so no
+    /// STS key and IV counter pair can repeat (bounded by `CarRangingPolicy.maxSetupsPerSession`).
+    var usedRangingSessionIDs: [UInt32] = []
 
     func isExpired(at now: UInt64) -> Bool { now >= establishedAtMillis + lifetimeMillis }
 

@@ -100,9 +100,12 @@ struct RateLimiter: Sendable {
 extension FaultCode {
     /// Faults that describe the car's condition rather than something the phone did wrong do
     /// not count toward the limit: a phone retrying while the car is busy is not an attacker.
+    /// The ranging faults neither: no secret can be guessed through them, and a car without a
+    /// UWB module must not block a phone for asking.
     var countsTowardRateLimit: Bool {
         switch self {
-        case .rateLimited, .busy, .internalError, .actuationFailed, .lastOwnerKey: return false
+        case .rateLimited, .busy, .internalError, .actuationFailed, .lastOwnerKey,
+             .notInProximity, .rangingFailed, .rangingUnsupported: return false
         default: return true
         }
     }

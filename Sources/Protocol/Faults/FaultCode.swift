@@ -35,6 +35,11 @@ public enum FaultCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     case lastOwnerKey = 29
     case pairingClosed = 30
     case wrongPairingCode = 31
+    /// UWB ranging (docs/protocol.md section 19). Never sent by the engine itself: the agent's
+    /// proximity policy refuses unlock and trunk with it through `complete(_:result:...)`.
+    case notInProximity = 32
+    case rangingFailed = 33
+    case rangingUnsupported = 34
 
     /// The stable name used in logs, audit records and the CLI (`carkey phone` prints it).
     public var name: String {
@@ -70,6 +75,9 @@ public enum FaultCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
         case .lastOwnerKey: return "lastOwnerKey"
         case .pairingClosed: return "pairingClosed"
         case .wrongPairingCode: return "wrongPairingCode"
+        case .notInProximity: return "notInProximity"
+        case .rangingFailed: return "rangingFailed"
+        case .rangingUnsupported: return "rangingUnsupported"
         }
     }
 

@@ -66,6 +66,12 @@ extension FaultCode {
             return "No pairing window is open, or it expired or was used. Open a new one on the car and enter its code within 60 s."
         case .wrongPairingCode:
             return "The pairing code does not match the one the car shows. Check it and retry; five wrong codes close the window."
+        case .notInProximity:
+            return "UWB ranging did not place the key in the unlock zone. Walk up to the car with UWB enabled and retry."
+        case .rangingFailed:
+            return "No valid UWB range was measured (timeouts, invalid STS or bad frames). Keep the phone unobstructed near the car and retry."
+        case .rangingUnsupported:
+            return "The car cannot range with these parameters, or has no UWB module. Use the values in docs/protocol.md section 19 and a new session ID."
         }
     }
 }

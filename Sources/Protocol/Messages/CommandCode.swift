@@ -11,6 +11,10 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// Carries a signed revocation (docs/protocol.md section 18.4) as its arguments; needs the
     /// manage permission, so only owner keys may send it.
     case revoke = 0x06
+    /// Starts (or replaces) UWB ranging for this session (docs/protocol.md section 19); its
+    /// arguments are a RangingSetup. Any valid key may send it: a range grants nothing by
+    /// itself, and a key that may unlock must be able to prove it is near.
+    case rangingSetup = 0x07
 
     /// The permission bit required, or nil when any valid key may send it.
     public var requiredPermission: Permissions? {
@@ -19,18 +23,18 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .lock: return .lock
         case .trunkRelease: return .trunk
         case .revoke: return .manage
-        case .status, .userVerified: return nil
+        case .status, .userVerified, .rangingSetup: return nil
         }
     }
 
     /// True for the commands that drive a lock actuator. Their acceptance is audited before
     /// the engine asks for the actuation (`commandAccepted`), so the decision can be made
     /// durable before anything moves. Revoke changes keys instead (its own audited write);
-    /// status and user verified change nothing.
+    /// status, user verified and ranging setup change nothing.
     public var movesActuator: Bool {
         switch self {
         case .unlock, .lock, .trunkRelease: return true
-        case .status, .userVerified, .revoke: return false
+        case .status, .userVerified, .revoke, .rangingSetup: return false
         }
     }
 
@@ -42,6 +46,7 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .status: return "status"
         case .userVerified: return "userVerified"
         case .revoke: return "revoke"
+        case .rangingSetup: return "rangingSetup"
         }
     }
 

@@ -5,7 +5,7 @@ public struct PhoneProtocolSession: Sendable {
     enum State: Sendable {
         case idle
         case helloSent(hello: Bytes, ephemeral: P256PrivateKey)
-        case awaitingAccept(SessionChannel)
+        case awaitingAccept(SessionChannel, rangingKey: Bytes)
         case established(Established)
         case closed
     }
@@ -15,6 +15,8 @@ public struct PhoneProtocolSession: Sendable {
         let accepted: SessionAcceptedBody
         let acceptedAtMillis: UInt64
         var pending: CommandCode?
+        /// Root of this session's ranging material (section 19); dies with the session.
+        let rangingKey: Bytes
     }
 
     public let configuration: PhoneConfiguration
@@ -58,12 +60,13 @@ public struct PhoneProtocolSession: Sendable {
         case (.helloSent, .fault(let fault)), (.awaitingAccept, .fault(let fault)):
             state = .closed
             return .fault(fault)
-        case (.awaitingAccept(var channel), .encrypted(let record)) where record.type == .sessionAccepted && record.counter == 0:
+        case (.awaitingAccept(var channel, let rangingKey), .encrypted(let record)) where record.type == .sessionAccepted && record.counter == 0:
             let plaintext: Bytes
             do throws(FaultCode) { plaintext = try channel.open(record) } catch { throw PhoneError.from(error) }
             let body: SessionAcceptedBody
             do throws(MessageFormatError) { body = try SessionAcceptedBody.decode(plaintext) } catch { throw .malformed(error) }
-            state = .established(Established(channel: channel, accepted: body, acceptedAtMillis: now.monotonicMillis, pending: nil))
+            state = .established(Established(channel: channel, accepted: body, acceptedAtMillis: now.monotonicMillis, pending: nil,
+                                             rangingKey: rangingKey))
             return .established(body)
         case (.established(var session), .encrypted(let record)) where record.type == .response:
             let plaintext: Bytes
@@ -132,7 +135,8 @@ public struct PhoneProtocolSession: Sendable {
         }
         // The ephemeral private key is dropped here: only the derived keys remain.
         state = .awaitingAccept(SessionChannel(keys: keys, isCar: false, nextSendCounter: 1, lastReceivedCounter: nil,
-                                               sendLimit: configuration.maxRecordCounter))
+                                               sendLimit: configuration.maxRecordCounter),
+                                rangingKey: keys.ranging)
         return .send(responseBytes)
     }
 
