@@ -15,6 +15,7 @@ let benchmarks: [(String, () throws -> Void)] = [
     ("idle", { try IdleAgentBench.run() }),
     ("agent", { try AgentPathBench.run() }),
     ("proximity", { ProximityBench.run() }),
+    ("uwb", { try UWBDriverBench.run() }),
 ]
 
 do {
