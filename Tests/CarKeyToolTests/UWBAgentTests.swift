@@ -7,9 +7,9 @@ import Drivers
 import Protocol
 
 final class UWBAgentTests: XCTestCase {
-    private func startCar(config: String? = nil) throws -> AgentHarness {
+    private func startCar(config: String? = nil, console: Bool = false) throws -> AgentHarness {
         let car = AgentHarness()
-        var extra = ["--simulate-uwb", "--console", "none"]
+        var extra = ["--simulate-uwb"] + (console ? [] : ["--console", "none"])
         if let config {
             let path = car.folder + "/agent.json"
             try Files.writeAtomically(Array(config.utf8), to: path)
@@ -124,5 +124,29 @@ final class UWBAgentTests: XCTestCase {
                       agentLog(car))
         XCTAssertFalse(agentLog(car).contains("unlock pulsed"))
         XCTAssertEqual(try proximityRows(car).map(\.event.result), ["refused"])
+    }
+
+    func testTheConsoleShowsTheModuleTheRangesAndTheNearestKey() throws {
+        let car = try startCar(console: true)
+        let owner = try car.enrollOwner()
+        let prefix = "carkey-agent: console on "
+        let line = try XCTUnwrap(car.agent?.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) })
+        let console = try ConsoleClient(path: String(line.dropFirst(prefix.count)))
+        try console.sync()
+        XCTAssertTrue(try console.command("status").contains("proximity: UWB up, no key ranging"))
+        try sim(car, "uwb place 1.2")
+        // Asked while the phone is still in its session and ranging (4 s).
+        let visit = try BackgroundProcess("carkey", ["phone", "--key", owner.path, "--connect", "unix:" + car.socketPath,
+                                                     "--uwb", "--uwb-wait", "4000", "--timeout", "10", "status"])
+        defer { _ = visit.stop() }
+        XCTAssertTrue(visit.wait(timeoutSeconds: 5) { visit.stderr.contains("uwb: ranging session") }, visit.stderr)
+        usleep(500_000)
+        let uwb = try console.command("uwb")
+        XCTAssertTrue(uwb.contains("uwb: simulated DW3110"), uwb)
+        XCTAssertTrue(uwb.contains("last rounds:"), uwb)
+        XCTAssertTrue(uwb.contains("STS quality"), uwb)
+        let status = try console.command("status")
+        XCTAssertTrue(status.contains("nearest key"), status)
+        XCTAssertTrue(status.contains("zone unlock") || status.contains("zone immediate"), status)
     }
 }

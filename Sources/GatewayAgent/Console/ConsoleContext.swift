@@ -28,6 +28,8 @@ final class ConsoleContext {
     var auditStats: (() -> AuditCommitStats)?
     /// The phone links open now (transport, address, RSSI); nil until the link server exists.
     var linkSnapshot: (() -> LinkSnapshot)?
+    /// "nearest key K: zone unlock, 0.84 m" or nil without a UWB module.
+    var proximityLine: (() -> String)?
     /// Writes lines to the console outside an answer (a pulse that ended, a pairing code).
     var notify: ([String]) -> Void = { _ in }
 

@@ -26,7 +26,10 @@ struct ConsoleSetup {
             KeyCommands(context: context),
             LinkCommands(context: context),
         ]
-        if let uwb { groups.append(UWBCommands(uwb: uwb, clock: clock)) }
+        if let uwb {
+            groups.append(UWBCommands(uwb: uwb, clock: clock))
+            context.proximityLine = { [unowned uwb] in UWBCommands.proximityLine(uwb, nowMillis: clock.monotonicMillis) }
+        }
         let simulation = body.hardware.simulated.map { SimulationCommands(chip: $0, uwb: simulatedUWB) }
         if let simulation { groups.append(simulation) }
 

@@ -24,7 +24,7 @@ final class StatusCommand: ConsoleCommandGroup {
             "locks: \(GPIOActuator.lockWord(model.locked)) (from \(model.lockSource))",
             "doors: \(model.doorOpen ? "open" : "closed")",
             "trunk: \(model.trunkOpen ? "open" : "closed and latched")",
-            "proximity: not available (no UWB ranging module in this build)",
+            "proximity: " + (context.proximityLine?() ?? "no UWB module (decisions without distance)"),
             "phone link: " + linkLine(),
             "actuators: " + actuatorLine(actuator),
             "pairing window: " + (context.isPairingWindowOpen.map { $0() ? "open" : "closed" } ?? "not available (owner enrollment not wired yet)"),

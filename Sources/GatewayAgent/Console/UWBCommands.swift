@@ -39,6 +39,14 @@ final class UWBCommands: ConsoleCommandGroup {
         return lines
     }
 
+    /// The `status` line: the radio, then the nearest key's zone and distance.
+    static func proximityLine(_ uwb: UWBService, nowMillis: UInt64) -> String {
+        let radio = uwb.radio.isAvailable ? "UWB up" : "UWB NOT ANSWERING (unlock refused)"
+        guard let nearest = uwb.nearest(nowMillis: nowMillis) else { return "\(radio), no key ranging" }
+        return "\(radio), nearest key \(nearest.key): zone \(nearest.estimate.filteredZone)"
+            + (nearest.estimate.filteredDistanceMetres.map { ", \(metres($0))" } ?? "")
+    }
+
     static func describe(_ outcome: RangingOutcome) -> String {
         switch outcome {
         case .range(let range):
