@@ -68,7 +68,7 @@ enum ProximityBench {
                     if n % 10 == 0 { engine.observe(rssi: channel.rssi(trueDistance: truth, random: &random), key: key, atMillis: now) }
                     switch channel.round(trueDistance: truth, random: &random) {
                     case .failure:
-                        engine.observeFailure(key: key, atMillis: now)
+                        engine.observeLoss(key: key, atMillis: now)
                     case .range(let metres, let quality, let valid):
                         engine.observe(RangeMeasurement(benchRound: UInt32(n), metres: metres, quality: quality),
                                        stsValid: valid, key: key, atMillis: now)
@@ -147,7 +147,7 @@ enum ProximityBench {
                     switch attack.round(trueDistance: truth, target: target, relayExtra: relayExtra,
                                         channel: channel, random: &random) {
                     case .failure:
-                        engine.observeFailure(key: key, atMillis: now)
+                        engine.observeLoss(key: key, atMillis: now)
                     case .range(let metres, let quality, let valid):
                         engine.observe(RangeMeasurement(benchRound: UInt32(n), metres: metres, quality: quality),
                                        stsValid: valid, key: key, atMillis: now)

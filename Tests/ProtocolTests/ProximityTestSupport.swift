@@ -56,6 +56,11 @@ struct ProximityRig {
         engine.observeFailure(key: key, atMillis: now)
     }
 
+    mutating func loss(stepMillis: UInt64 = 50) {
+        now += stepMillis
+        engine.observeLoss(key: key, atMillis: now)
+    }
+
     /// `count` valid rounds at `metres`.
     mutating func hold(_ metres: Double, rounds count: Int, key: KeyID? = nil) {
         for _ in 0..<count { range(metres, key: key) }

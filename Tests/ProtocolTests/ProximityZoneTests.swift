@@ -70,6 +70,23 @@ final class ProximityZoneTests: XCTestCase {
         XCTAssertEqual(rig.estimate.consecutiveValidRounds, 0, "quality below the threshold is invalid whatever the driver says")
     }
 
+    func testALostRoundNeitherCountsNorBreaksTheRun() {
+        var rig = ProximityRig()
+        rig.hold(1.0, rounds: 2)
+        rig.loss()
+        XCTAssertEqual(rig.estimate.consecutiveValidRounds, 2, "a frame lost on the air is no evidence either way")
+        XCTAssertEqual(rig.estimate.zone, .outOfRange, "and it does not count as a valid round")
+        XCTAssertEqual(rig.estimate.roundsTotal, 3)
+        rig.range(1.0)
+        XCTAssertEqual(rig.estimate.zone, .unlock)
+        // A long silence of lost rounds ages the estimate out and breaks the run.
+        for _ in 0..<30 { rig.loss() }
+        XCTAssertEqual(rig.refusal(), .stale)
+        rig.range(1.0)
+        XCTAssertEqual(rig.estimate.consecutiveValidRounds, 1, "the range after a 1.5 s gap starts a new run")
+        XCTAssertEqual(rig.estimate.zone, .outOfRange)
+    }
+
     func testKIsConfigurable() {
         var rig = ProximityRig(configuration: ProximityConfiguration(requiredConsecutiveValidRounds: 5))
         rig.hold(1.0, rounds: 4)

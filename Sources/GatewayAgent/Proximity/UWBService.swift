@@ -99,7 +99,12 @@ final class UWBService: LoopSource {
             case .failed(let reason):
                 session.failures += 1
                 failuresByReason[reason, default: 0] += 1
-                engine.observeFailure(key: key, atMillis: nowMillis)
+                switch reason {
+                case .timeout, .receiveError, .lateTransmit:
+                    engine.observeLoss(key: key, atMillis: nowMillis)
+                case .stsInvalid, .badAuthenticator, .unexpectedFrame, .implausible:
+                    engine.observeFailure(key: key, atMillis: nowMillis)
+                }
             case .completed:
                 break
             }

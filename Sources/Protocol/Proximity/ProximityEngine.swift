@@ -36,7 +36,14 @@ public struct ProximityEngine: Sendable {
         withTracker(key) { $0.observe(range, stsValid: stsValid, atMillis: now) }
     }
 
-    /// A round for `key` that produced no range.
+    /// A round for `key` lost on the air (timeout, frame error, late TX): neither counts nor
+    /// breaks the run of valid rounds.
+    public mutating func observeLoss(key: KeyID, atMillis now: UInt64) {
+        withTracker(key) { $0.observeLoss(atMillis: now) }
+    }
+
+    /// A round for `key` that failed a security check (STS, authenticator, plausibility): the
+    /// run of valid rounds starts over.
     public mutating func observeFailure(key: KeyID, atMillis now: UInt64) {
         withTracker(key) { $0.observeFailure(atMillis: now) }
     }

@@ -62,7 +62,16 @@ public struct ProximityTracker: Sendable, Equatable {
         if filteredZone <= .near { lastNearMillis = now }
     }
 
-    /// A round that produced no range (timeout, STS failure, bad authenticator...).
+    /// A round lost on the air (nothing heard in time, a frame error, a late transmission):
+    /// no evidence either way, so it neither counts towards the k valid rounds nor breaks the
+    /// run. Only its number is kept. A long silence still breaks the run (the next range comes
+    /// after a gap) and ages the estimate out.
+    public mutating func observeLoss(atMillis now: UInt64) {
+        roundsTotal = roundsTotal < UInt64.max ? roundsTotal + 1 : UInt64.max
+    }
+
+    /// A round that produced no range for a reason an attacker could cause (STS failure, bad
+    /// authenticator, an unexpected or implausible frame): the run of valid rounds starts over.
     public mutating func observeFailure(atMillis now: UInt64) {
         _ = admit(now)
         consecutiveValidRounds = 0
