@@ -55,14 +55,8 @@ public struct DSTWRInitiator: RangingRole, Sendable {
             // A different stamp means the Final carried a wrong final_tx (antenna delay or
             // granularity disagree with the driver): the car's range would be off.
             return finish(finalTx == expected ? .completed : .failed(.implausible))
-        case (_, .receiveTimeout):
-            return finish(.failed(.timeout))
-        case (_, .receiveError):
-            return finish(.failed(.receiveError))
-        case (_, .transmitTooLate):
-            return finish(.failed(.lateTransmit))
-        case (_, .transmitted), (_, .received):
-            return finish(.failed(.unexpectedFrame))
+        default:
+            return finish(.failed(event.failureWhenNotAwaited))
         }
     }
 

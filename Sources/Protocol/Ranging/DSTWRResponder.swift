@@ -60,14 +60,8 @@ public struct DSTWRResponder: RangingRole, Sendable {
             let round = TwoWayRanging.DoubleSided(pollTx: stamps.pollTx, pollRx: pollRx, responseTx: responseTx,
                                                   responseRx: stamps.responseRx, finalTx: stamps.finalTx, finalRx: finalRx)
             return finish(measure(round, number: frame.round, quality: min(pollQuality, quality)))
-        case (_, .receiveTimeout):
-            return finish(.failed(.timeout))
-        case (_, .receiveError):
-            return finish(.failed(.receiveError))
-        case (_, .transmitTooLate):
-            return finish(.failed(.lateTransmit))
-        case (_, .transmitted), (_, .received):
-            return finish(.failed(.unexpectedFrame))
+        default:
+            return finish(.failed(event.failureWhenNotAwaited))
         }
     }
 

@@ -75,3 +75,17 @@ public protocol RangingRole {
     /// The radio's report; the next actions (empty while waiting).
     mutating func handle(_ event: RangingEvent) -> [RangingAction]
 }
+
+extension RangingEvent {
+    /// How a round ends when this event is not the one a role waits for: a timeout, a
+    /// receive error or a late transmission is a loss on the air; a frame or transmission
+    /// out of turn is unexpected. Both roles use the same mapping.
+    var failureWhenNotAwaited: RangingFailure {
+        switch self {
+        case .receiveTimeout: return .timeout
+        case .receiveError: return .receiveError
+        case .transmitTooLate: return .lateTransmit
+        case .transmitted, .received: return .unexpectedFrame
+        }
+    }
+}
