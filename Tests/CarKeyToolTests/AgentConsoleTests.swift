@@ -60,7 +60,7 @@ final class AgentConsoleTests: XCTestCase {
             XCTAssertTrue(help.contains(command), "help lists \(command): \(help)")
         }
         let status = try console.command("status")
-        for line in ["locks: locked (from lock-state input)", "doors: closed", "trunk: closed and latched", "proximity: not available",
+        for line in ["locks: locked (from lock-state input)", "doors: closed", "trunk: closed and latched", "proximity: no UWB module (decisions without distance)",
                      "cloud link: not configured", "phone link: unix:", "outbox queue: ", "store: ", "audit log: ", "clock: trusted", "service mode: off"] {
             XCTAssertTrue(status.contains(line), "status shows \(line): \(status)")
         }
