@@ -19,6 +19,16 @@ public struct CloudTopics: Sendable, Equatable {
     public var commands: String { base + "/commands" }
     /// Inbound: configuration documents.
     public var config: String { base + "/config" }
+    /// Inbound: signed remote commands (lock, unlock, trunk, status, report now). QoS 1 or 2.
+    public var remoteCommands: String { base + "/cmd" }
+    /// Inbound, retained: the signed desired configuration (versioned, expiring).
+    public var configDesired: String { base + "/config/desired" }
+    /// Outbound, retained: the outcome of the last configuration document (version, result).
+    public var configReported: String { base + "/config/reported" }
+    /// Inbound, retained: the owner-signed, versioned revocation list.
+    public var revocationList: String { base + "/revocations" }
+    /// Outbound: signed audit-chain checkpoints (sequence, head hash, time). QoS 1.
+    public var audit: String { base + "/audit" }
 
     /// What the car subscribes to.
     public var inbound: [String] { [commands, config] }
