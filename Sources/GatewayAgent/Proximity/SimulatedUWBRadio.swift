@@ -77,7 +77,17 @@ final class SimulatedUWBRadio: UWBRadio {
         phones[link] = nil
     }
 
-    func round(for link: LinkID, nowMillis: UInt64) -> RangingOutcome? {
+    var pollDescriptor: FileDescriptor? { nil }
+    var pendingDeadline: UInt64? { nil }
+    func service(nowMillis: UInt64) -> (link: LinkID, outcome: RangingOutcome)? { nil }
+
+    func startRound(for link: LinkID, nowMillis: UInt64) -> UWBRoundStart {
+        guard let outcome = round(for: link, nowMillis: nowMillis) else { return .noSession }
+        return .finished(outcome)
+    }
+
+    /// One whole round in virtual time (a few milliseconds of air time, no real waiting).
+    private func round(for link: LinkID, nowMillis: UInt64) -> RangingOutcome? {
         guard let phone = phones[link] else { return nil }
         catchUp(nowMillis: nowMillis)
         air.connect(phone.car, to: carChip)

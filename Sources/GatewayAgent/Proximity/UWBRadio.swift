@@ -16,9 +16,23 @@ protocol UWBRadio: AnyObject {
     func open(_ grant: RangingGrant)
     /// The link's ranging session is over.
     func close(_ link: LinkID)
-    /// Runs one round for `link` to its end (bounded by the round interval); nil when the link
-    /// has no session.
-    func round(for link: LinkID, nowMillis: UInt64) -> RangingOutcome?
+    /// Starts one round for `link`. `.finished` when it ended at once (the simulator runs a
+    /// round in virtual time), `.pending` when the chip is at work (then `pollDescriptor`,
+    /// `pendingDeadline` and `service` carry it on), `.noSession` when the link has none.
+    func startRound(for link: LinkID, nowMillis: UInt64) -> UWBRoundStart
+    /// The IRQ line's descriptor while a round is pending (nil: none pending, or no IRQ line).
+    var pollDescriptor: FileDescriptor? { get }
+    /// When to service a pending round even without an interrupt (polling without an IRQ
+    /// line, and the round's timeout).
+    var pendingDeadline: UInt64? { get }
+    /// Services the pending round (interrupt or deadline); its outcome once it ended.
+    func service(nowMillis: UInt64) -> (link: LinkID, outcome: RangingOutcome)?
     /// Called once a second: retry a chip that did not come up.
     func housekeeping(nowMillis: UInt64)
+}
+
+enum UWBRoundStart: Equatable {
+    case finished(RangingOutcome)
+    case pending
+    case noSession
 }

@@ -76,42 +76,58 @@ final class UWBService: LoopSource {
 
     // MARK: LoopSource
 
-    func pollSet() -> [(FileDescriptor, PollEvents)] { [] }
+    func pollSet() -> [(FileDescriptor, PollEvents)] { radio.pollDescriptor.map { [($0, .readable)] } ?? [] }
 
-    func nextDeadline() -> UInt64? { sessions.values.map(\.nextRoundAt).min() }
+    func nextDeadline() -> UInt64? {
+        if let pending = radio.pendingDeadline { return pending }
+        return sessions.values.map(\.nextRoundAt).min()
+    }
 
     func process(_ ready: [PollEvents], nowMillis: UInt64) {
+        // A round on the chip first: nothing else starts until it ended.
+        if radio.pendingDeadline != nil {
+            guard let (link, outcome) = radio.service(nowMillis: nowMillis) else { return }
+            finished(link, outcome, nowMillis: nowMillis)
+        }
         for link in sessions.keys.sorted(by: { $0.rawValue < $1.rawValue }) {
             guard var session = sessions[link], nowMillis >= session.nextRoundAt else { continue }
             session.nextRoundAt = nowMillis + UInt64(session.grant.setup.roundIntervalMillis)
-            let key = session.grant.keyID
-            if let dBm = rssi(link), engine.observe(rssi: Double(dBm), key: key, atMillis: nowMillis) == .stayIdle {
-                session.skippedForRSSI += 1
-                sessions[link] = session
+            sessions[link] = session
+            if let dBm = rssi(link), engine.observe(rssi: Double(dBm), key: session.grant.keyID, atMillis: nowMillis) == .stayIdle {
+                sessions[link]?.skippedForRSSI += 1
                 continue
             }
-            guard let outcome = radio.round(for: link, nowMillis: nowMillis) else { continue }
-            session.rounds += 1
-            session.lastOutcome = outcome
-            switch outcome {
-            case .range(let range):
-                engine.observe(range, stsValid: true, key: key, atMillis: nowMillis)
-            case .failed(let reason):
-                session.failures += 1
-                failuresByReason[reason, default: 0] += 1
-                switch reason {
-                case .timeout, .receiveError, .lateTransmit:
-                    engine.observeLoss(key: key, atMillis: nowMillis)
-                case .stsInvalid, .badAuthenticator, .unexpectedFrame, .implausible:
-                    engine.observeFailure(key: key, atMillis: nowMillis)
-                }
-            case .completed:
-                break
+            switch radio.startRound(for: link, nowMillis: nowMillis) {
+            case .finished(let outcome): finished(link, outcome, nowMillis: nowMillis)
+            case .pending: reportZone(nowMillis: nowMillis); return   // the chip is busy until it ends
+            case .noSession: continue
             }
-            sessions[link] = session
-            remember(Recent(link: link, key: key, atMillis: nowMillis, outcome: outcome))
         }
         reportZone(nowMillis: nowMillis)
+    }
+
+    private func finished(_ link: LinkID, _ outcome: RangingOutcome, nowMillis: UInt64) {
+        guard var session = sessions[link] else { return }
+        let key = session.grant.keyID
+        session.rounds += 1
+        session.lastOutcome = outcome
+        switch outcome {
+        case .range(let range):
+            engine.observe(range, stsValid: true, key: key, atMillis: nowMillis)
+        case .failed(let reason):
+            session.failures += 1
+            failuresByReason[reason, default: 0] += 1
+            switch reason {
+            case .timeout, .receiveError, .lateTransmit:
+                engine.observeLoss(key: key, atMillis: nowMillis)
+            case .stsInvalid, .badAuthenticator, .unexpectedFrame, .implausible:
+                engine.observeFailure(key: key, atMillis: nowMillis)
+            }
+        case .completed:
+            break
+        }
+        sessions[link] = session
+        remember(Recent(link: link, key: key, atMillis: nowMillis, outcome: outcome))
     }
 
     // MARK: Decisions
