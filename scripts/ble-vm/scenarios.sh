@@ -20,7 +20,7 @@ start_agent() {
 phone() {
     local name=$1 adapter=$2; shift 2
     local started; started=$(now)
-    run_logged "$name" carkey phone --ble "$adapter" --scan --scan-timeout 10 --timeout 10 "$@"
+    run_logged "$name" carkey phone --ble "$adapter" --scan --scan-timeout 30 --timeout 20 "$@"
     wall_ms=$(ms_since "$started")
     local found; found=$(grep -Eo 'found [0-9A-F:]{17} \([a-zA-Z ]+\)' <<<"$err" | head -1)
     if [[ -n $found ]]; then
@@ -36,7 +36,7 @@ scenario_agent_start() {
     if ! wait_for 60 "$AGENT_LOG" 'control socket'; then
         fail start "agent did not start: $(tail -n 5 "$AGENT_LOG" | tr '\n' ' ')"; return
     fi
-    if ! wait_for 20 "$AGENT_LOG" 'advertising on hci0'; then
+    if ! wait_for 60 "$AGENT_LOG" 'advertising on hci0'; then
         fail start "no advertising: $(tail -n 5 "$AGENT_LOG" | tr '\n' ' ')"; return
     fi
     local up_ms; up_ms=$(ms_since "$started")
@@ -102,7 +102,7 @@ scenario_link_loss() {
     python3 "$(dirname "${BASH_SOURCE[0]}")/att-hold.py" --adapter 5 --car "$car_address" --type "$car_address_type" --hold 30 \
         >"$LANE_RESULTS/link-loss-hold.out" 2>&1 &
     local hold_pid=$!
-    if ! wait_for 10 "$LANE_RESULTS/link-loss-hold.out" '^mtu '; then
+    if ! wait_for 45 "$LANE_RESULTS/link-loss-hold.out" '^mtu '; then
         kill "$hold_pid" 2>/dev/null; fail link-loss "no ATT link: $(cat "$LANE_RESULTS/link-loss-hold.out" | tr '\n' ' ')"; return
     fi
     local handle; handle=$(hcitool -i hci5 con 2>/dev/null | sed -n 's/.*handle \([0-9]*\).*/\1/p' | head -1)
@@ -116,7 +116,7 @@ scenario_link_loss() {
     # Reason 0x08 (connection timeout): btvirt passes it to the car's side as a supervision timeout.
     local started; started=$(now)
     hcitool -i hci5 ledc "$handle" 8 >/dev/null 2>&1
-    local deadline=$(( $(date +%s) + 10 ))
+    local deadline=$(( $(date +%s) + 30 ))
     while [[ $(count_matches "$AGENT_LOG" 'closed: link lost') -le $before && $(date +%s) -le $deadline ]]; do sleep 0.1; done
     local seen_ms; seen_ms=$(ms_since "$started")
     wait "$hold_pid" 2>/dev/null
@@ -133,7 +133,7 @@ scenario_power_cycle() {
     [[ ${instances:-0} == 0 ]] || { fail power-cycle "still ${instances} instances while powered off"; return; }
     local started; started=$(now)
     btmgmt --index 0 power on >/dev/null 2>&1
-    local deadline=$(( $(date +%s) + 15 ))
+    local deadline=$(( $(date +%s) + 30 ))
     while [[ $(count_matches "$AGENT_LOG" 'advertising on hci0') -le $before && $(date +%s) -le $deadline ]]; do sleep 0.1; done
     local readd_ms; readd_ms=$(ms_since "$started")
     [[ $(advertising_instances 0) == 1 ]] || { fail power-cycle "advertising not re-added: $(tail -n 3 "$AGENT_LOG" | tr '\n' ' ')"; return; }
