@@ -16,6 +16,7 @@ let benchmarks: [(String, () throws -> Void)] = [
     ("agent", { try AgentPathBench.run() }),
     ("proximity", { ProximityBench.run() }),
     ("uwb", { try UWBDriverBench.run() }),
+    ("remote", { try RemoteCommandBench.run() }),
 ]
 
 do {

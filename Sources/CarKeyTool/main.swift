@@ -23,6 +23,9 @@ let tool = Tool(
         .phone,
         .share,
         .revoke,
+        .config,
+        .command,
+        .audit,
     ]
 )
 

@@ -10,7 +10,7 @@ public enum EventPayload {
         if let f = event.fault {
             fault = .object([("code", f.code.map { .integer($0) } ?? .null), ("name", .string(f.name))])
         }
-        return JSONValue.object([
+        var members: [(String, JSONValue)] = [
             ("id", .string(stored.uuid)),
             ("seq", .integer(stored.seq)),
             ("time", .integer(event.time.seconds)),
@@ -21,7 +21,13 @@ public enum EventPayload {
             ("result", .string(event.result)),
             ("fault", fault),
             ("detail", event.detailJSON.map { .raw($0) } ?? .null),
-        ]).bytes
+        ]
+        // Audit chain (docs/cloud.md, "Audit chain and checkpoints"): last, so the members
+        // above keep their order; absent for events written before the chain existed.
+        if let chain = stored.chain {
+            members += [("prevHash", .string(chain.prevHash.hexString)), ("hash", .string(chain.hash.hexString))]
+        }
+        return JSONValue.object(members).bytes
     }
 
     /// The router the agent installs on CarStore: every event goes to vehicles/{id}/events,

@@ -31,5 +31,5 @@ public struct CloudTopics: Sendable, Equatable {
     public var audit: String { base + "/audit" }
 
     /// What the car subscribes to.
-    public var inbound: [String] { [commands, config] }
+    public var inbound: [String] { [commands, config, remoteCommands, revocationList, configDesired] }
 }

@@ -35,7 +35,12 @@ public final class InboundGate {
     static let admittedWindow = 4096
 
     public init(topics: CloudTopics, store: CarStore) {
-        allowed = [topics.commands: ["command", "revocation", "share"], topics.config: ["config"]]
+        allowed = [topics.commands: ["command", "revocation", "share"], topics.config: ["config"],
+                   // Signed remote commands (and fleet-key objects an owner sends the same way),
+                   // the retained revocation list, and the retained desired configuration.
+                   topics.remoteCommands: ["command", "fleetKey"],
+                   topics.revocationList: ["revocationList"],
+                   topics.configDesired: ["config"]]
         self.store = store
     }
 
@@ -76,7 +81,7 @@ public final class InboundGate {
     }
 
     /// 8-4-4-4-12 hex digits.
-    static func isUUID(_ text: String) -> Bool {
+    public static func isUUID(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
         guard bytes.count == 36 else { return false }
         for (index, byte) in bytes.enumerated() {

@@ -9,6 +9,7 @@ enum StoreSchema {
         Migration("sealed records, event log, trusted time", sql: version1),
         Migration("MQTT outbox, inbound de-duplication, birth counter", sql: OutboxSchema.version2),
         Migration("store budget: pruning permit and counters", sql: BudgetSchema.version3),
+        AuditSchema.migration, // version 4: audit chain (Storage/Audit/AuditSchema.swift)
     ])
 
     private static let version1 = """

@@ -10,6 +10,8 @@ final class ActuationCompletions: LoopSource {
     var onServiceTest: ((Actuation, CommandOutcome) -> Void)?
     /// Passive entry and walk-away lock (the proximity service logs and records them).
     var onAutomatic: ((Actuation, _ key: KeyID?, _ reason: String, CommandOutcome) -> Void)?
+    /// Signed remote commands from the cloud and their auto-relock (RemoteCommandService).
+    var onRemote: ((Actuation, _ commandID: String, CommandOutcome) -> Void)?
 
     init(actuator: GPIOActuator) {
         self.actuator = actuator
@@ -34,6 +36,7 @@ final class ActuationCompletions: LoopSource {
         case .phone(let request): onPhoneCommand?(request, finished.outcome)
         case .service: onServiceTest?(finished.actuation, finished.outcome)
         case .automatic(let key, let reason): onAutomatic?(finished.actuation, key, reason, finished.outcome)
+        case .remote(let commandID, _): onRemote?(finished.actuation, commandID, finished.outcome)
         }
     }
 }

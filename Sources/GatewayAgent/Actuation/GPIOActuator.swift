@@ -18,6 +18,9 @@ final class GPIOActuator: VehicleActuator {
         /// The car's own decision from proximity: passive entry (a key in the Unlock zone and
         /// the door handle pulled) or walk-away lock; `key` is the key it was made for.
         case automatic(key: KeyID?, reason: String)
+        /// A signed remote command from the cloud (`commandID` its UUID), or its auto-relock;
+        /// `key` is the signer.
+        case remote(commandID: String, key: KeyID?)
     }
 
     struct Finished {
@@ -83,6 +86,11 @@ final class GPIOActuator: VehicleActuator {
         begin(actuation, origin: .automatic(key: key, reason: reason))
     }
 
+    /// A verified remote command (or its auto-relock): nil when the pulse started, else the refusal.
+    func startRemote(_ actuation: Actuation, commandID: String, key: KeyID?) -> CommandOutcome? {
+        begin(actuation, origin: .remote(commandID: commandID, key: key))
+    }
+
     private func begin(_ actuation: Actuation, origin: Origin) -> CommandOutcome? {
         let name = VehicleEvents.name(actuation)
         if let reason = latchedReason {
@@ -134,6 +142,7 @@ final class GPIOActuator: VehicleActuator {
         switch origin {
         case .phone(let request): actor = request.keyID
         case .automatic(let key, _): actor = key
+        case .remote(_, let key): actor = key
         case .service: actor = nil
         }
         let name = VehicleEvents.name(actuation)

@@ -66,11 +66,17 @@ final class AgentCloud {
     /// Queues the answer to a cloud request on vehicles/{id}/results: QoS 2, never dropped. The
     /// request's ID is recorded as handled in the same transaction (after its effect), so a
     /// stop or crash before this point leaves the cloud's retry admissible.
-    func publishResult(requestID: String, type: String, result: String, fault: FaultCode?) {
+    ///
+    /// `extra` adds fields to the payload (a remote command's UUID, action and state); `also`
+    /// runs in the same transaction first (a remote command's UUID and event row), so the
+    /// decision, its record and its answer are committed together or not at all.
+    func publishResult(requestID: String, type: String, result: String, fault: FaultCode?,
+                       extra: [(String, JSONValue)] = [], also: ((StoreTransaction) throws -> Void)? = nil) {
         let now = clock.eventTime()
         do {
             try store.write { transaction in
                 guard try transaction.markInboundSeen(requestID) else { return }  // answered before
+                try also?(transaction)
                 let sequence = try transaction.nextCounter("result_seq")
                 let uuid = try UUIDv4.make()
                 var faultValue: JSONValue = .null
@@ -78,7 +84,7 @@ final class AgentCloud {
                 let payload = JSONValue.object([
                     ("id", .string(uuid)), ("seq", .integer(sequence)), ("time", .integer(now.seconds)), ("timeTrusted", .bool(now.trusted)),
                     ("request", .string(requestID)), ("type", .string(type)), ("result", .string(result)), ("fault", faultValue),
-                ])
+                ] + extra)
                 try transaction.enqueue(OutboxEntry(topic: topics.results, payload: payload.bytes, qos: 2, priority: .commandResult,
                                                     sequence: 0, uuid: uuid))
             }

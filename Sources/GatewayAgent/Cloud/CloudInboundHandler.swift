@@ -9,10 +9,30 @@ struct CloudInboundHandler {
     let service: CarService
     let keys: KeyService
     let log: AgentLog
+    /// Signed remote commands on vehicles/{id}/cmd (nil: answered `unsupported`).
+    var remote: RemoteCommandService?
+    /// Fleet key grants (enrollment by an owner, rotation by the current fleet key).
+    var fleetKeys: FleetKeyService?
+    /// The retained, owner-signed revocation list on vehicles/{id}/revocations.
+    var revocationList: RevocationListService?
+    /// OTA configuration documents (type "config"): the lead wires the config engineer's code.
+    var configHandler: ((InboundEnvelope) -> Void)?
 
     func handle(_ message: InboundEnvelope) {
         let fault: FaultCode?
         switch message.type {
+        case "command" where remote != nil && message.topic.hasSuffix("/cmd"):
+            remote?.handle(message)
+            return
+        case "fleetKey" where fleetKeys != nil:
+            fleetKeys?.handle(message)
+            return
+        case "revocationList" where revocationList != nil:
+            revocationList?.handle(message)
+            return
+        case "config" where configHandler != nil:
+            configHandler?(message)
+            return
         case "revocation":
             fault = service.withEngine { engine, now in
                 let outcome = keys.applyRevocation(message.body, source: "cloud", engine: &engine, now: now)

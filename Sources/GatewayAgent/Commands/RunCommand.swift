@@ -48,8 +48,10 @@ extension Command {
         ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs + KeysRunOptions.optionSpecs
             + StoreSettings.optionSpecs + AuditSettings.optionSpecs + LinkSettings.optionSpecs,
         action: { invocation in
+            // An OTA configuration apply a crash interrupted: last-good back before it is read.
+            let recovered = try ConfigRecovery.recoverIfInterrupted(configPath: invocation.arguments.value("config") ?? AgentConfig.defaultPath)
             let options = try RunOptions(invocation.arguments)
-            return try CarAgent(options: options, log: AgentLog()).run()
+            return try CarAgent(options: options, log: AgentLog(), recoveredConfig: recovered).run()
         }
     )
 }

@@ -12,7 +12,7 @@ struct AgentConfig: Equatable {
     /// Config files are small; the cap keeps a wrong path (a log, a device) from being slurped.
     static let maxFileBytes = 64 * 1024
 
-    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link", "proximity"]
+    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link", "proximity", "remote"]
     static let mqttKeys: Set<String> = ["url", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
     static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
@@ -39,6 +39,8 @@ struct AgentConfig: Equatable {
     var link = LinkSettings()
     /// What UWB distance decides (only with a UWB module).
     var proximity = ProximitySettings()
+    /// Signed remote commands: policy and provisioned fleet keys (RemoteSettings).
+    var remote = RemoteSettings()
     /// The file the settings came from; nil when none was read.
     var sourcePath: String?
 
@@ -90,6 +92,9 @@ struct AgentConfig: Equatable {
         }
         if let link = try top.object("link", allowed: LinkSettings.keys) {
             config.link = try LinkSettings.read(link)
+        }
+        if let remote = try top.object("remote", allowed: RemoteSettings.keys) {
+            config.remote = try RemoteSettings.read(remote)
         }
         if let audit = try top.object("audit", allowed: AuditSettings.keys) {
             config.auditRoutinePerMinute = try AuditSettings.read(audit)

@@ -30,6 +30,8 @@ final class ConsoleContext {
     var linkSnapshot: (() -> LinkSnapshot)?
     /// "nearest key K: zone unlock, 0.84 m" or nil without a UWB module.
     var proximityLine: (() -> String)?
+    /// True while service mode is on (remote commands are refused then, RemoteSettings).
+    var serviceModeActive: (() -> Bool)?
     /// Writes lines to the console outside an answer (a pulse that ended, a pairing code).
     var notify: ([String]) -> Void = { _ in }
 

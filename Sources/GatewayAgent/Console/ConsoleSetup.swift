@@ -38,6 +38,7 @@ struct ConsoleSetup {
         context.endpoint = console?.endpoint ?? "none"
         context.notify = { lines in console?.notify(lines) }
         body.completions.onServiceTest = { actuation, outcome in context.notify(service.finished(actuation, outcome)) }
+        context.serviceModeActive = { service.remainingMillis > 0 }
         body.sampler.onPairingRequested = { pairingButton(context) }
         // The keys hooks (pair, keys, pairing window state) are set by the start-up code:
         // ConsoleContext.wire(ControlCommands), the same commands as DIR/control.sock.

@@ -60,6 +60,17 @@ final class UWBService: LoopSource {
         return capabilities
     }
 
+    /// A new "proximity" configuration (from the cloud): the engine starts over with it, so
+    /// every key needs its k valid rounds again (fails closed, never keeps a zone it no longer
+    /// proved under the new rule).
+    func reconfigure(_ settings: ProximitySettings) {
+        engine = ProximityEngine(configuration: settings.configuration)
+        passiveEntryEnabled = settings.passiveEntry
+        walkAwayEnabled = settings.walkAwaySeconds > 0
+        log.info("uwb: proximity settings changed (unlock zone \(settings.unlockZoneCentimetres) cm, \(settings.validRounds) valid rounds, "
+                 + "fresh \(settings.freshMillis) ms, walk-away \(settings.walkAwaySeconds) s)")
+    }
+
     // MARK: Sessions
 
     func start(_ grant: RangingGrant, nowMillis: UInt64) {

@@ -15,6 +15,8 @@ struct AgentStartFailure: Error, CustomStringConvertible {
 struct CarAgent {
     let options: RunOptions
     let log: AgentLog
+    /// An OTA configuration apply a crash interrupted, rolled back before the config was read.
+    var recoveredConfig: ConfigRecovery.Outcome? = nil
 
     func run() throws -> Int32 {
         let failed = CryptoSelfTest.run().filter { !$0.passed }.map(\.name)
@@ -60,6 +62,16 @@ struct CarAgent {
                                  audit: AuditSink(writer: store, log: log,
                                                   coalescer: AuditSettings.coalescer(perMinute: options.auditRoutinePerMinute)), clock: clock, log: log)
         body.connect(service)
+        // Signed audit-chain checkpoints (docs/cloud.md): looked at every 15 s on the tick, and
+        // one last on a clean stop, after the final events and before the cloud link drains.
+        let checkpointer = AuditCheckpointer(store: store, key: identity, topics: CloudTopics(vehicleID: options.vehicleID.description),
+                                             clock: { clock.eventTime() })
+        var ticks = 0
+        service.tickObserver = {
+            ticks += 1
+            guard ticks % 15 == 0 else { return }
+            do { try checkpointer.tick(nowMillis: Int64(clock.monotonicMillis)) } catch { log.error("audit: checkpoint not written: \(error)") }
+        }
         let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
         commands.stats = try AgentStats(store: store)
         commands.stats?.commitCounters = service
@@ -91,12 +103,18 @@ struct CarAgent {
             cloud.start(initialState: service.vehicleState)
             service.stateObserver = { cloud.report($0) }
             uwb?.onZoneChanged = { [unowned service] zone, metres in cloud.report(service.vehicleState, proximity: (zone, metres)) }
-            let inbound = CloudInboundHandler(cloud: cloud, service: service, keys: keys, log: log)
+            let inbound = RemoteSetup.inboundHandler(cloud: cloud, service: service, keys: keys, body: body, store: store,
+                                                     options: options, console: console.context, clock: clock, log: log,
+                                                     uwb: uwb, recoveredConfig: recoveredConfig)
             cloudSources.append(CloudInboundSource(cloud: cloud, handler: inbound))
+            if let remote = inbound.remote { cloudSources.append(remote) }
         }
         if let cloud { console.context.cloudSnapshot = { cloud.snapshot } }
         commands.stats?.cloud = cloud
         defer { cloud?.stop() }
+        defer {
+            do { try checkpointer.shutdown(nowMillis: Int64(clock.monotonicMillis)) } catch { log.error("audit: last checkpoint not written: \(error)") }
+        }
         defer { service.shutdown() }
         defer { body.finishRunning() }
         try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log,

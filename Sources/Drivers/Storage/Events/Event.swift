@@ -76,4 +76,6 @@ public struct StoredEvent: Equatable, Sendable {
     /// Random UUIDv4 (lower-case, hyphenated) the cloud de-duplicates on.
     public let uuid: String
     public let event: NewEvent
+    /// Its link in the audit chain; nil for events written before the chain existed.
+    public var chain: EventChainLink? = nil
 }

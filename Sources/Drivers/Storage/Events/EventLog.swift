@@ -30,22 +30,37 @@ enum EventLog {
         let seq = try counter("event_seq", connection) + 1
         try connection.run("UPDATE counters SET value = ?1 WHERE name = 'event_seq'", [.integer(seq)])
         let uuid = try UUIDv4.make(random: random)
-        try connection.run("""
-            INSERT INTO events (seq, uuid, time_seconds, time_trusted, kind, actor, action, result, fault_code, fault_name, detail)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
-            """, [
-                .integer(seq), .text(uuid), .integer(event.time.seconds), .integer(event.time.trusted ? 1 : 0),
-                .text(event.kind.rawValue), event.actor.map { .text($0) } ?? .null, .text(event.action), .text(event.result),
-                event.fault?.code.map { .integer($0) } ?? .null, event.fault.map { .text($0.name) } ?? .null,
-                event.detailJSON.map { .text($0) } ?? .null,
-            ])
-        return StoredEvent(seq: seq, uuid: uuid, event: event)
+        // One SHA-256 and one one-row update per event: cheap enough for the group-commit path.
+        let link = try ChainHead.read(connection).map { EventCanonical.link(seq: seq, uuid: uuid, event: event, prevHash: $0.hash) }
+        var values: [SQLiteValue] = [
+            .integer(seq), .text(uuid), .integer(event.time.seconds), .integer(event.time.trusted ? 1 : 0),
+            .text(event.kind.rawValue), event.actor.map { .text($0) } ?? .null, .text(event.action), .text(event.result),
+            event.fault?.code.map { .integer($0) } ?? .null, event.fault.map { .text($0.name) } ?? .null,
+            event.detailJSON.map { .text($0) } ?? .null,
+        ]
+        if let link {
+            values += [.blob(link.prevHash), .blob(link.hash)]
+            try connection.run("""
+                INSERT INTO events (seq, uuid, time_seconds, time_trusted, kind, actor, action, result, fault_code, fault_name, detail,
+                                    prev_hash, hash)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                """, values)
+            try ChainHead.advance(seq: seq, hash: link.hash, connection)
+        } else {
+            // A database not yet upgraded to the chain (only tests append to one): unchained row.
+            try connection.run("""
+                INSERT INTO events (seq, uuid, time_seconds, time_trusted, kind, actor, action, result, fault_code, fault_name, detail)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                """, values)
+        }
+        return StoredEvent(seq: seq, uuid: uuid, event: event, chain: link)
     }
 
     /// Events with a sequence number greater than `since`, oldest first, at most `limit`.
     static func events(since: Int64, limit: Int, connection: Connection) throws -> [StoredEvent] {
         let statement = try connection.prepare("""
-            SELECT seq, uuid, time_seconds, time_trusted, kind, actor, action, result, fault_code, fault_name, detail
+            SELECT seq, uuid, time_seconds, time_trusted, kind, actor, action, result, fault_code, fault_name, detail,
+                   prev_hash, hash
             FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2
             """).bind([.integer(since), .integer(Int64(max(0, limit)))])
         var out = [StoredEvent]()
@@ -57,7 +72,9 @@ enum EventLog {
             let event = NewEvent(kind: kind, time: EventTime(seconds: statement.int64(2), trusted: statement.int64(3) != 0),
                                  actor: statement.text(5), action: statement.text(6) ?? "", result: statement.text(7) ?? "",
                                  fault: fault, detailJSON: statement.text(10))
-            out.append(StoredEvent(seq: statement.int64(0), uuid: statement.text(1) ?? "", event: event))
+            var chain: EventChainLink?
+            if let prev = statement.blob(11), let hash = statement.blob(12) { chain = EventChainLink(prevHash: prev, hash: hash) }
+            out.append(StoredEvent(seq: statement.int64(0), uuid: statement.text(1) ?? "", event: event, chain: chain))
         }
         return out
     }

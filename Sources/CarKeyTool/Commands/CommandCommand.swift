@@ -1,0 +1,164 @@
+// `carkey command sign|send`: an owner or fleet back end signs a remote command for one car
+// (docs/cloud.md "Remote commands") and, with `send`, publishes it on vehicles/{id}/cmd and
+// can wait for the car's answer on vehicles/{id}/results.
+import CommandLineKit
+import Drivers
+import Protocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Command {
+    static let command = Command(
+        name: "command",
+        summary: "Sign and send remote commands (lock, unlock, trunk, status, report)",
+        subcommands: [.commandSign, .commandSend]
+    )
+
+    private static let signOptions: [Option] = [
+        .value("key", placeholder: "KEYFILE", help: "The owner's or fleet operator's private key (PKCS#8 PEM)"),
+        .value("vehicle", placeholder: "ID", help: "The car's vehicle ID"),
+        .value("command", placeholder: "ACTION", help: "lock, unlock, trunk, status or report"),
+        .value("expires-in", placeholder: "SECONDS", help: "Lifetime, 1 to 60 (default 30)"),
+        .value("issued-at", placeholder: "ISO8601", help: "Issue time (default: now)"),
+        .value("id", placeholder: "UUID", help: "The command's UUID (default: random)"),
+    ]
+
+    static let commandSign = Command(
+        name: "sign",
+        summary: "Sign a remote command and print its envelope (exit 0, 2 usage)",
+        discussion: """
+            Prints the envelope to publish on vehicles/{id}/cmd,
+            {"id":UUID,"type":"command","body":HEX}; with --json also the decoded fields.
+            """,
+        options: signOptions + [.flag("json", help: "Print a JSON object with the fields and the envelope")],
+        action: { invocation in
+            let (command, envelope) = try RemoteCommandArguments.sign(invocation.arguments)
+            if invocation.arguments.flag("json") {
+                print(#"{"command":"\#(command.uuidString)","vehicle":"\#(command.vehicleID)","action":"\#(command.action)","issuedAt":\#(command.issuedAt),"expiresAt":\#(command.expiresAt),"signer":"\#(command.signerKeyID)","envelope":\#(envelope)}"#)
+            } else {
+                print(envelope)
+            }
+            return 0
+        }
+    )
+
+    static let commandSend = Command(
+        name: "send",
+        summary: "Sign a remote command and publish it to the broker (exit 0 sent or ok, 1 refused or no answer, 2 usage)",
+        discussion: """
+            Publishes at QoS 1 on vehicles/{id}/cmd. With --wait-result, waits (default 10 s)
+            for the answer on vehicles/{id}/results and prints it; exit 0 only when it is ok.
+            """,
+        options: signOptions + [
+            .value("url", placeholder: "mqtt://HOST:PORT", help: "The broker"),
+            .flag("wait-result", help: "Wait for the car's result and print it"),
+            .value("timeout", placeholder: "SECONDS", help: "How long --wait-result waits (default 10)"),
+        ],
+        action: { invocation in
+            let arguments = invocation.arguments
+            let (command, envelope) = try RemoteCommandArguments.sign(arguments)
+            let endpoint: MQTTEndpoint
+            do { endpoint = try MQTTEndpoint(url: try arguments.require("url")) } catch let error as UsageError { throw error } catch {
+                throw UsageError("'--url' is not a broker URL: \(error)")
+            }
+            let topics = CloudTopics(vehicleID: command.vehicleID.description)
+            let timeout = try arguments.integer("timeout") ?? 10
+            let answer = try RemoteCommandSender(endpoint: endpoint).send(envelope: envelope, topic: topics.remoteCommands,
+                                                                          resultsTopic: arguments.flag("wait-result") ? topics.results : nil,
+                                                                          commandID: command.uuidString, timeoutSeconds: timeout)
+            guard arguments.flag("wait-result") else {
+                print("sent \(command.uuidString)")
+                return 0
+            }
+            guard let answer else {
+                print("no result within \(timeout) s")
+                return 1
+            }
+            print(answer)
+            return answer.contains(#""result":"ok""#) ? 0 : 1
+        }
+    )
+}
+
+enum RemoteCommandArguments {
+    static func sign(_ arguments: ParsedArguments) throws -> (RemoteCommand, String) {
+        let key = try OwnerKeyFile.load(try arguments.require("key"))
+        let vehicleID = try KeyToolArguments.vehicleID(arguments)
+        let name = try arguments.require("command")
+        guard let action = RemoteAction(name: name) else {
+            throw UsageError("'--command' must be one of lock, unlock, trunk, status, report, got '\(name)'")
+        }
+        let lifetime = try arguments.integer("expires-in") ?? Int(RemoteCommand.defaultLifetimeSeconds)
+        guard (1...Int(RemoteCommand.maxLifetimeSeconds)).contains(lifetime) else {
+            throw UsageError("'--expires-in' must be 1 to \(RemoteCommand.maxLifetimeSeconds) seconds")
+        }
+        let issuedAt = try arguments.value("issued-at").map { _ in try KeyToolArguments.time(arguments, "issued-at") }
+            ?? UInt32(clamping: KeyToolArguments.currentTime())
+        let id: Bytes
+        if let text = arguments.value("id") {
+            guard InboundGate.isUUID(text), let bytes = Bytes(hex: text.filter { $0 != "-" }) else {
+                throw UsageError("'--id' must be a UUID (8-4-4-4-12 hex digits)")
+            }
+            id = bytes
+        } else {
+            id = try SystemRandom().randomBytes(16)
+        }
+        let command: RemoteCommand
+        do {
+            command = try RemoteCommand.issue(by: key, commandID: id, vehicleID: vehicleID, action: action, issuedAt: issuedAt,
+                                              lifetimeSeconds: UInt32(lifetime))
+        } catch {
+            throw ToolFailure("cannot sign the command: \(error)")
+        }
+        // A fresh envelope ID per signing: the envelope is transport, the signed UUID is the command.
+        let envelopeID = RemoteCommand.uuidString(try SystemRandom().randomBytes(16))
+        return (command, #"{"id":"\#(envelopeID)","type":"command","body":"\#(command.encoded().hexString)"}"#)
+    }
+}
+
+/// Publishes one envelope with the in-tree libmosquitto transport and optionally waits for
+/// the result that names the command.
+struct RemoteCommandSender {
+    let endpoint: MQTTEndpoint
+
+    func send(envelope: String, topic: String, resultsTopic: String?, commandID: String, timeoutSeconds: Int) throws -> String? {
+        let transport = try MosquittoTransport(options: MQTTConnectOptions(endpoint: endpoint,
+                                                                           clientID: "carkey-command-\(getpid())", sessionExpirySeconds: 0))
+        defer { transport.disconnect() }
+        try transport.connect()
+        let deadline = Self.nowMillis() + UInt64(max(1, timeoutSeconds)) * 1000
+        var connected = false
+        while !connected, Self.nowMillis() < deadline {
+            connected = transport.service(timeoutMillis: 50).events.contains { if case .connected = $0 { return true } else { return false } }
+        }
+        guard connected else { throw ToolFailure("could not connect to the broker") }
+        if let resultsTopic {
+            try transport.subscribe(resultsTopic, qos: 2)
+            // Let the SUBACK arrive before publishing, so a fast car's answer is not missed.
+            for _ in 0..<5 { _ = transport.service(timeoutMillis: 20) }
+        }
+        _ = try transport.publish(MQTTPublish(topic: topic, payload: Array(envelope.utf8), qos: 1))
+        var published = false
+        while Self.nowMillis() < deadline {
+            for event in transport.service(timeoutMillis: 20).events {
+                switch event {
+                case .published: published = true
+                case .message(let message) where message.topic == resultsTopic:
+                    let text = String(decoding: message.payload, as: UTF8.self)
+                    if text.contains(#""command":"\#(commandID)""#) { return text }
+                default: break
+                }
+            }
+            if resultsTopic == nil, published { return nil }
+        }
+        if resultsTopic == nil, !published { throw ToolFailure("the broker did not acknowledge the command") }
+        return nil
+    }
+
+    static func nowMillis() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) * 1000 + UInt64(spec.tv_nsec) / 1_000_000
+    }
+}
