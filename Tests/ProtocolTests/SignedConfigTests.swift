@@ -19,8 +19,8 @@ enum ConfigKAT {
     static let expiresAt: UInt32 = 1_760_086_400
     static let payload = Array(#"{"logLevel":"debug"}"#.utf8)
     static let signerKeyID = "2bad0fd610d99eae"
-    static let body = "42010756494e303030312bad0fd610d99eae000000000000000368e7780068e8c98000147b226c6f674c6576656c223a226465627567227d"
-    static let signature = "2d7ff9fea55131e5d589ccb6708a15958390cf7384f0cbc8ce22d0086adab9ee85dc95f40f4c493927a24a57ec2274c3d22eb9ed231050b6f90b3cd81025fe79"
+    static let body = "43010756494e303030312bad0fd610d99eae000000000000000368e7780068e8c98000147b226c6f674c6576656c223a226465627567227d"
+    static let signature = "3c6986e6bd196dd534dedba842cfeb8595c697cc841f19261e4f3ec3e4ca4eb9ce8b65a87a3871ae6ae2cc343d0d017bc2e5ea077abc352c6c02ef2b1d85984d"
 }
 
 struct ConfigSigners: RemoteSignerDirectory {
@@ -69,7 +69,7 @@ final class SignedConfigTests: XCTestCase {
     /// docs/cloud.md shows the same example: its hex (spaces removed) is these bytes.
     func testTheDocumentedExampleMatches() throws {
         let doc = try XCTUnwrap(readRepositoryFile("docs/cloud.md"), "docs/cloud.md missing")
-        guard let start = doc.range(of: "body      42 01"), let end = doc[start.lowerBound...].range(of: "```") else {
+        guard let start = doc.range(of: "body      43 01"), let end = doc[start.lowerBound...].range(of: "```") else {
             return XCTFail("docs/cloud.md has no configuration example")
         }
         // Words that are all hex digits, joined: drops the "body" and "signature" labels.

@@ -3,7 +3,7 @@
 // not trusted, so the document names the car, carries a version (rollback protection) and an
 // expiry (freeze protection), and is signed by a key the car already knows.
 //
-//   0        type 0x42
+//   0        type 0x43
 //   1        format 0x01
 //   2        vehicleIDLen L (1...32)
 //   3..      vehicleID (L)
@@ -18,7 +18,7 @@
 // The label keeps a config signature from ever doubling as another object's (protocol.md 18.11).
 
 public struct SignedConfig: Equatable, Sendable {
-    public static let typeByte: UInt8 = 0x42
+    public static let typeByte: UInt8 = 0x43
     public static let format: UInt8 = 0x01
     public static let signatureLabel: Bytes = Array("OCK1-CONFIG".utf8)
     /// Bytes before the payload besides the vehicle ID.
@@ -106,7 +106,7 @@ public struct SignedConfig: Equatable, Sendable {
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> SignedConfig {
         var reader = try ByteReader(bytes, limit: maxLength)
         guard try reader.byte("type") == typeByte else {
-            throw .invalidField(field: "type", reason: "a configuration document starts with 0x42")
+            throw .invalidField(field: "type", reason: "a configuration document starts with 0x43")
         }
         let format = try reader.byte("format")
         guard format == Self.format else { throw .unsupportedVersion(format) }
