@@ -21,6 +21,7 @@ public final class MosquittoBroker {
         var config = """
             listener \(port) 127.0.0.1
             allow_anonymous true
+            set_tcp_nodelay true
             persistence true
             persistence_location \(folder)/
             autosave_interval 1
