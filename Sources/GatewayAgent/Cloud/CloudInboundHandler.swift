@@ -30,7 +30,7 @@ struct CloudInboundHandler {
         case "revocationList" where revocationList != nil:
             revocationList?.handle(message)
             return
-        case "config" where configHandler != nil:
+        case "config" where configHandler != nil && message.topic.hasSuffix("/config/desired"):
             configHandler?(message)
             return
         case "revocation":
