@@ -56,7 +56,9 @@ enum RemoteCommandBench {
             }
         }
         let referenceMedian = Bench.median(reference)
-        Bench.emit([("benchmark", "remote_command"), ("status_median_ms", Bench.median(status)), ("status_p99_ms", percentile(status, 0.99)),
+        Bench.emit([("benchmark", "remote_command"),
+                    ("path", "carkey command's signed status/unlock/lock published on vehicles/{id}/cmd through a local mosquitto (set_tcp_nodelay) to the release carkey-agent --simulate --mqtt, until its result arrives on vehicles/{id}/results; references: the client's own message echoed by the broker, and a second client answering at QoS 2 as the car does"),
+                    ("status_median_ms", Bench.median(status)), ("status_p99_ms", percentile(status, 0.99)),
                     ("actuation_median_ms", Bench.median(locks)), ("actuation_p99_ms", percentile(locks, 0.99)),
                     ("reference_echo_median_ms", referenceMedian), ("reference_echo_p99_ms", percentile(reference, 0.99)),
                     ("reference_relay_median_ms", Bench.median(relayed)), ("reference_relay_p99_ms", percentile(relayed, 0.99)),
