@@ -222,16 +222,7 @@ final class KnownAnswerTests: XCTestCase {
     /// docs/protocol.md shows the same bytes (hex split over 64-character lines).
     func testDocumentShowsTheSameValues() throws {
         let doc = try XCTUnwrap(readRepositoryFile("docs/protocol.md"), "docs/protocol.md missing")
-        var blocks: [String] = []
-        var current = ""
-        for line in doc.split(separator: "\n", omittingEmptySubsequences: false) {
-            if !line.isEmpty, line.allSatisfy({ $0.isHexDigit && !$0.isUppercase }) {
-                current += line
-            } else if !current.isEmpty {
-                blocks.append(current)
-                current = ""
-            }
-        }
+        let blocks = DocumentHexBlocks.blocks(in: doc)
         for (name, hex) in KAT.expected {
             XCTAssertTrue(blocks.contains(hex), "docs/protocol.md lacks \(name)")
         }
