@@ -66,8 +66,11 @@ struct CarAgent {
         // one last on a clean stop, after the final events and before the cloud link drains.
         let checkpointer = AuditCheckpointer(store: store, key: identity, topics: CloudTopics(vehicleID: options.vehicleID.description),
                                              clock: { clock.eventTime() })
+        // systemd (Type=notify): READY once phones are served, WATCHDOG on the tick, STOPPING.
+        let notifier = ServiceNotifier()
         var ticks = 0
         service.tickObserver = {
+            notifier.watchdog(nowMillis: clock.monotonicMillis)
             ticks += 1
             guard ticks % 15 == 0 else { return }
             do { try checkpointer.tick(nowMillis: Int64(clock.monotonicMillis)) } catch { log.error("audit: checkpoint not written: \(error)") }
@@ -117,6 +120,8 @@ struct CarAgent {
         }
         defer { service.shutdown() }
         defer { body.finishRunning() }
+        notifier.ready(status: "car \(options.vehicleID): " + LinkBackend.startupLine(server, options: options))
+        defer { notifier.stopping() }
         try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log,
                       sources: body.sources + console.sources + [control] + cloudSources + (uwb.map { [$0] } ?? [])).run()
         return 0
