@@ -16,6 +16,8 @@ struct AgentLog: Sendable {
     private func write(_ level: LogLevel, _ line: () -> String) {
         guard level >= LogLevel.threshold else { return }
         let tag = level == .info ? "" : "\(level.rawValue): "
-        writeStderr("\(prefix): \(tag)\(line())\n")
+        // Under systemd the level also becomes the journal entry's priority (journalctl -p).
+        let priority = JournalStream.isStderr ? JournalStream.prefix(level) : ""
+        writeStderr("\(priority)\(prefix): \(tag)\(line())\n")
     }
 }
