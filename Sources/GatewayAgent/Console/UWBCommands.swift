@@ -27,7 +27,8 @@ final class UWBCommands: ConsoleCommandGroup {
         for session in sessions {
             let estimate = uwb.engine.estimate(key: session.grant.keyID, atMillis: now)
             lines.append("  \(session.grant.link) key \(session.grant.keyID): every \(session.grant.setup.roundIntervalMillis) ms, "
-                         + "\(session.rounds) rounds, \(session.failures) failed, zone \(estimate.filteredZone)"
+                         + "\(session.rounds) rounds, \(session.failures) failed, \(session.skippedForRSSI) skipped (weak RSSI), "
+                         + "zone \(estimate.filteredZone)"
                          + (estimate.filteredDistanceMetres.map { ", \(Self.metres($0))" } ?? "")
                          + ", \(estimate.consecutiveValidRounds) valid in a row")
         }

@@ -17,8 +17,8 @@ final class UWBService: LoopSource {
         var nextRoundAt: UInt64
         var rounds: UInt64 = 0
         var failures: UInt64 = 0
+        /// Rounds not run because the link's RSSI said the phone is too far to be worth it.
         var skippedForRSSI: UInt64 = 0
-        var lastOutcome: RangingOutcome?
     }
 
     struct Recent {
@@ -121,7 +121,6 @@ final class UWBService: LoopSource {
         guard var session = sessions[link] else { return }
         let key = session.grant.keyID
         session.rounds += 1
-        session.lastOutcome = outcome
         switch outcome {
         case .range(let range):
             engine.observe(range, stsValid: true, key: key, atMillis: nowMillis)
