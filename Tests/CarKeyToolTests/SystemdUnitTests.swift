@@ -1,5 +1,6 @@
 // board/systemd/carkey-agent.service passes `systemd-analyze verify` (with ExecStart pointed at
-// the built binary, which verify requires to exist), and keeps the settings the agent relies on.
+// the built binary, which verify requires to exist), and keeps the settings the agent relies on:
+// notify and watchdog, the non-root user with its device groups, the two Bluetooth capabilities.
 import XCTest
 import Drivers
 #if canImport(Glibc)
@@ -15,10 +16,21 @@ final class SystemdUnitTests: XCTestCase {
 
     func testTheUnitVerifiesAndIsANotifyServiceWithAWatchdog() throws {
         let unit = String(decoding: try Files.read(Self.repositoryRoot + "/board/systemd/carkey-agent.service", limit: 1 << 16), as: UTF8.self)
-        for line in ["Type=notify", "WatchdogSec=", "StateDirectory=opencarkey", "NoNewPrivileges=yes", "ProtectSystem=strict",
-                     "CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW", "Conflicts=bluetooth.service"] {
-            XCTAssertTrue(unit.contains(line), "the unit has \(line)")
+        // Whole lines, not substrings: "User=carkey" must not be satisfied by a comment.
+        let lines = Set(unit.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") })
+        for line in ["Type=notify", "WatchdogSec=10s", "Restart=on-failure", "StateDirectory=opencarkey", "StateDirectoryMode=0700",
+                     "NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes", "Conflicts=bluetooth.service",
+                     // No root: the system user from carkey-agent.sysusers, devices through groups.
+                     "User=carkey", "Group=carkey", "SupplementaryGroups=gpio spi dialout",
+                     // Only what the Bluetooth management socket needs, ambient because the user is not root.
+                     "CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW", "AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW",
+                     "DevicePolicy=closed", "DeviceAllow=char-gpiochip rw", "DeviceAllow=char-spidev rw"] {
+            XCTAssertTrue(lines.contains(line), "the unit has the line \(line)")
         }
+        let keys = lines.compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) }
+        XCTAssertEqual(keys.filter { $0 == "User" }.count, 1, "one User= line")
+        XCTAssertFalse(keys.contains("ProtectClock"), "its system-call filter would refuse the agent's read-only adjtimex")
+        XCTAssertFalse(keys.contains("PrivateDevices"), "the agent needs gpiochip, spidev and the console tty")
         guard access("/usr/bin/systemd-analyze", X_OK) == 0 else { throw XCTSkip("systemd-analyze is not installed") }
         let folder = Subprocess.makeTemporaryDirectory()
         defer { Subprocess.removeTree(folder) }
