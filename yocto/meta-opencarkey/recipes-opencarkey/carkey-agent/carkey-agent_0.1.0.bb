@@ -1,0 +1,75 @@
+SUMMARY = "OpenCarKey Gateway agent: phone-as-car-key, car side"
+DESCRIPTION = "carkey-agent and carkey as released static binaries, with the systemd unit, \
+               udev rules, system user and example configuration from the release's board/ folder."
+# Placeholder addresses until the project publishes (README.md, "Release tarball").
+HOMEPAGE = "https://github.com/opencarkey/opencarkey-gateway"
+BUGTRACKER = "https://github.com/opencarkey/opencarkey-gateway/issues"
+SECTION = "console/network"
+# The project has no licence file yet; see README.md ("Licence") before shipping an image.
+LICENSE = "CLOSED"
+# Vendor:product for CVE look-ups of the agent itself. The libraries linked into the static
+# binaries (OpenSSL, SQLite, libmosquitto, ...) are not tracked through this recipe.
+CVE_PRODUCT = "opencarkey:carkey-agent"
+
+# Prebuilt: building Swift inside bitbake needs meta-swift; this recipe installs the static
+# release binaries instead (README.md, "Why a prebuilt binary").
+require carkey-agent-release.inc
+
+OPENCARKEY_RELEASE_ARCH = "${TARGET_ARCH}"
+SRC_URI = "${OPENCARKEY_RELEASE_URL}/v${PV}/${BP}-${OPENCARKEY_RELEASE_ARCH}.tar.gz;name=${OPENCARKEY_RELEASE_ARCH}"
+
+# Release tarballs exist for these two only (make static, make static-aarch64).
+COMPATIBLE_HOST = "(aarch64|x86_64).*-linux"
+
+inherit systemd useradd
+
+# The binaries are static: nothing to configure or compile, no shared-library dependencies.
+do_configure[noexec] = "1"
+do_compile[noexec] = "1"
+
+# The unit runs the agent as carkey (board/systemd/carkey-agent.service); gpio and spi own the
+# GPIO and spidev nodes through board/udev/60-opencarkey.rules, dialout the serial consoles.
+# The same user is described for systemd-sysusers in board/systemd/carkey-agent.sysusers;
+# useradd makes it at rootfs time so the image's /etc/passwd has it before first boot.
+USERADD_PACKAGES = "${PN}"
+GROUPADD_PARAM:${PN} = "--system gpio; --system spi"
+USERADD_PARAM:${PN} = "--system --home-dir ${localstatedir}/lib/opencarkey --no-create-home \
+                       --shell ${base_sbindir}/nologin --user-group --groups gpio,spi,dialout carkey"
+
+SYSTEMD_SERVICE:${PN} = "carkey-agent.service"
+SYSTEMD_AUTO_ENABLE ?= "enable"
+
+do_install() {
+    install -d ${D}${bindir}
+    install -m 0755 ${S}/bin/carkey-agent ${D}${bindir}/carkey-agent
+    install -m 0755 ${S}/bin/carkey ${D}${bindir}/carkey
+
+    install -d ${D}${systemd_system_unitdir}
+    install -m 0644 ${S}/board/systemd/carkey-agent.service ${D}${systemd_system_unitdir}/carkey-agent.service
+
+    install -d ${D}${nonarch_libdir}/sysusers.d
+    install -m 0644 ${S}/board/systemd/carkey-agent.sysusers ${D}${nonarch_libdir}/sysusers.d/carkey-agent.conf
+
+    install -d ${D}${nonarch_base_libdir}/udev/rules.d
+    install -m 0644 ${S}/board/udev/60-opencarkey.rules ${D}${nonarch_base_libdir}/udev/rules.d/60-opencarkey.rules
+
+    # OTA configuration rewrites agent.json, so the folder belongs to the agent's user. The
+    # example describes the simulated car and is not the live file: a product adds agent.json.
+    install -d -m 0700 -o carkey -g carkey ${D}${sysconfdir}/opencarkey
+    install -m 0644 ${S}/board/agent.example.json ${D}${sysconfdir}/opencarkey/agent.example.json
+
+    # StateDirectory= creates it at start as well; shipping it gives a read-only rootfs the mode.
+    install -d -m 0700 -o carkey -g carkey ${D}${localstatedir}/lib/opencarkey
+}
+
+FILES:${PN} += "\
+    ${nonarch_libdir}/sysusers.d/carkey-agent.conf \
+    ${nonarch_base_libdir}/udev/rules.d/60-opencarkey.rules \
+    ${localstatedir}/lib/opencarkey \
+"
+
+# Both QA checks concern how OE builds binaries, and these were built by the release:
+# already-stripped: the release strips them (20 MB static); there is no debug data to split.
+# ldflags: SwiftPM links them, not OE's LDFLAGS; a static-pie build has no GNU_HASH section.
+# nooelint: oelint.vars.insaneskip
+INSANE_SKIP:${PN} += "already-stripped ldflags"
