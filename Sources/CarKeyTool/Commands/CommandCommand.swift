@@ -76,7 +76,7 @@ extension Command {
                 return 1
             }
             print(answer)
-            return answer.contains(#""result":"ok""#) ? 0 : 1
+            return RemoteCommandSender.resultField(answer, "result") == "ok" ? 0 : 1
         }
     )
 }
@@ -146,7 +146,7 @@ struct RemoteCommandSender {
                 case .published: published = true
                 case .message(let message) where message.topic == resultsTopic:
                     let text = String(decoding: message.payload, as: UTF8.self)
-                    if text.contains(#""command":"\#(commandID)""#) { return text }
+                    if Self.resultField(text, "command") == commandID { return text }
                 default: break
                 }
             }
@@ -154,6 +154,14 @@ struct RemoteCommandSender {
         }
         if resultsTopic == nil, !published { throw ToolFailure("the broker did not acknowledge the command") }
         return nil
+    }
+
+    /// A top-level string field of a result message, or nil when the message is not a JSON
+    /// object or lacks it. (Parsed rather than searched: a substring search matches the field
+    /// anywhere, and String.contains(String) pulls _StringProcessing into the static binary.)
+    static func resultField(_ text: String, _ name: String) -> String? {
+        guard case .object(let fields) = try? JSONTree.parse(Array(text.utf8)) else { return nil }
+        return fields[name]?.stringValue
     }
 
     static func nowMillis() -> UInt64 {

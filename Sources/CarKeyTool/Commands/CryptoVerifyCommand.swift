@@ -1,6 +1,6 @@
 // `carkey crypto verify`: checks an ECDSA P-256/SHA-256 signature, one at a time or in batch.
 import CommandLineKit
-import FoundationEssentials
+import Drivers
 import Protocol
 
 #if canImport(Glibc)
@@ -60,11 +60,25 @@ enum BatchVerifier {
     /// Longest accepted input line; longer lines are answered with an error and skipped.
     static let maximumLineLength = 64 * 1024
 
-    private struct Request: Decodable {
+    /// One batch line: three hex strings and an optional encoding name (absent or null for
+    /// auto); other members are ignored.
+    private struct Request {
         let publicKey: String
         let message: String
         let signature: String
         let encoding: String?
+
+        init?(_ line: Bytes) {
+            guard case .object(let fields)? = try? JSONTree.parse(line),
+                  let publicKey = fields["publicKey"]?.stringValue, let message = fields["message"]?.stringValue,
+                  let signature = fields["signature"]?.stringValue else { return nil }
+            switch fields["encoding"] {
+            case nil, .null?: encoding = nil
+            case .string(let name)?: encoding = name
+            default: return nil
+            }
+            (self.publicKey, self.message, self.signature) = (publicKey, message, signature)
+        }
     }
 
     static func run() -> Int32 {
@@ -82,10 +96,7 @@ enum BatchVerifier {
 
     static func verdict(for line: LineInput) -> String {
         guard case .line(let bytes) = line else { return "error: line longer than \(maximumLineLength) bytes" }
-        let request: Request
-        do {
-            request = try JSONDecoder().decode(Request.self, from: Data(bytes))
-        } catch {
+        guard let request = Request(bytes) else {
             return "error: not a JSON object with publicKey, message, signature (and encoding)"
         }
         guard let keyBytes = Bytes(hex: request.publicKey) else { return "error: publicKey is not hex" }

@@ -1,6 +1,5 @@
 // The gate every inbound MQTT message passes: known topic, bounded size, well-formed envelope,
 // not seen before. A rejected message is counted and changes nothing.
-import FoundationEssentials
 import Protocol
 
 /// An accepted inbound message: {"id": UUID, "type": "...", "body": HEX}.
@@ -44,10 +43,18 @@ public final class InboundGate {
         self.store = store
     }
 
-    private struct Envelope: Decodable {
+    /// The envelope's three string members; others are ignored, as they always were.
+    private struct Envelope {
         let id: String
         let type: String
         let body: String
+
+        init?(_ payload: Bytes) {
+            guard case .object(let fields)? = try? JSONTree.parse(payload),
+                  let id = fields["id"]?.stringValue, let type = fields["type"]?.stringValue,
+                  let body = fields["body"]?.stringValue else { return nil }
+            (self.id, self.type, self.body) = (id, type, body)
+        }
     }
 
     public func admit(_ message: MQTTInbound) -> Result<InboundEnvelope, InboundRejection> {
@@ -62,7 +69,7 @@ public final class InboundGate {
     private func check(_ message: MQTTInbound) -> Result<InboundEnvelope, InboundRejection> {
         guard let types = allowed[message.topic] else { return .failure(.unknownTopic) }
         guard message.payload.count <= Self.maximumPayloadBytes else { return .failure(.oversized) }
-        guard let envelope = try? JSONDecoder().decode(Envelope.self, from: Data(message.payload)),
+        guard let envelope = Envelope(message.payload),
               Self.isUUID(envelope.id), types.contains(envelope.type),
               let body = Bytes(hex: envelope.body) else { return .failure(.malformed) }
         // The durable record is written by the handler, in the transaction that queues its

@@ -2,9 +2,10 @@
 // descriptions, the agent's config): Codable cannot name the exact unknown or bad key
 // ("outputs.lock.bias", "console.baud"), so files are decoded into this tree and then checked
 // by readers that build the key path into every error.
-import FoundationEssentials
+// The parser is JSONParser (strict RFC 8259, bounded by JSONLimits); FoundationEssentials'
+// JSONDecoder did this before and cost the static binary about 5 MB.
 
-public enum JSONTree: Decodable, Equatable, Sendable {
+public enum JSONTree: Equatable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -13,47 +14,37 @@ public enum JSONTree: Decodable, Equatable, Sendable {
     case array([JSONTree])
     case object([String: JSONTree])
 
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int64.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONTree].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONTree].self))
-        }
+    /// Parses `bytes` as one JSON document, or throws the first problem with its byte offset.
+    public static func parse(_ bytes: [UInt8], limits: JSONLimits = .standard) throws(JSONParseError) -> JSONTree {
+        var parser = JSONParser(bytes, limits: limits)
+        return try parser.parseDocument()
     }
 
-    /// Decodes `bytes`. On failure the reason is short and never quotes the document (the
-    /// decoder's messages can be long, and a config file holds the service PIN): at most the
-    /// position, "error near line 3, column 7".
+    /// Decodes `bytes`. On failure the reason is short and never quotes the document (a config
+    /// file holds the service PIN): what was wrong and where, "invalid number near line 3,
+    /// column 7".
     public static func decode(_ bytes: [UInt8]) -> Result<JSONTree, JSONTreeFailure> {
         do {
-            return .success(try JSONDecoder().decode(JSONTree.self, from: Data(bytes)))
-        } catch let error as DecodingError {
-            if case .dataCorrupted(let context) = error, let position = position(in: context.debugDescription) {
-                return .failure(JSONTreeFailure(reason: position))
-            }
-            return .failure(JSONTreeFailure(reason: "not a JSON document"))
+            return .success(try parse(bytes))
         } catch {
-            return .failure(JSONTreeFailure(reason: "not a JSON document"))
+            return .failure(JSONTreeFailure(reason: reason(for: error, in: bytes)))
         }
     }
 
-    /// "error near line 3, column 7" from a decoder message, when it has one.
-    private static func position(in message: String) -> String? {
-        let words = message.split(separator: " ")
-        guard let at = words.firstIndex(of: "line"), at + 1 < words.endIndex else { return nil }
-        let tail = words[at...].prefix(4).joined(separator: " ").prefix { $0 != "." && $0 != ")" }
-        return "error near " + tail
+    /// "<summary> near line L, column C" (1-based; the column counts bytes).
+    static func reason(for error: JSONParseError, in bytes: [UInt8]) -> String {
+        var line = 1
+        var lineStart = 0
+        for (offset, byte) in bytes.prefix(min(error.offset, bytes.count)).enumerated() where byte == 0x0A {
+            line += 1
+            lineStart = offset + 1
+        }
+        return "\(error.summary) near line \(line), column \(error.offset - lineStart + 1)"
+    }
+
+    /// The text, when this is a string (for readers of fixed-shape messages).
+    public var stringValue: String? {
+        if case .string(let text) = self { return text } else { return nil }
     }
 
     /// A short name of the JSON type, for "expected X, found Y" messages.

@@ -15,11 +15,13 @@ public struct AuditChainHead: Equatable, Sendable {
 
 enum ChainHead {
     /// The head, or nil on a database not yet upgraded to the chain (schema before version 4).
+    /// (SQLite's message starts "no such table: ..."; hasPrefix, because String.contains(String)
+    /// lives in _StringProcessing, which would add 1.3 MB to the static binary.)
     static func read(_ connection: Connection) throws -> AuditChainHead? {
         let rows: [[SQLiteValue]]
         do {
             rows = try connection.rows("SELECT seq, hash FROM audit_chain_head WHERE id = 1")
-        } catch let error as SQLiteError where error.primaryCode == SQLITE_ERROR && error.message.contains("no such table") {
+        } catch let error as SQLiteError where error.primaryCode == SQLITE_ERROR && error.message.hasPrefix("no such table") {
             return nil
         }
         guard let row = rows.first, row.count == 2, case .integer(let seq) = row[0], case .blob(let hash) = row[1],
