@@ -23,6 +23,19 @@ packages=(
     bluez               # btmgmt, hcitool, bluetoothd (the lane checks that the agent refuses it)
     dbus                # dbus-daemon for bluetoothd in the guest
     python3-venv        # the private virtme-ng below
+    # Shipping to the board (issue 13): the aarch64 cross build runs in debootstrapped trixie
+    # chroots, its binaries under qemu-aarch64-static; overlays compile with dtc; the .deb is
+    # checked with lintian and installed in a chroot.
+    debootstrap         # the trixie chroots (scripts/aarch64, make check-swift60) and the .deb chroot
+    qemu-user-static    # runs arm64 code: the arm64 root filesystem's second stage, the binaries
+    binfmt-support      # registers qemu-aarch64-static for the arm64 chroot
+    device-tree-compiler # dtc: the board overlays are compiled in the tests
+    dpkg-dev            # dpkg-deb, dpkg-architecture for make deb
+    lintian             # the .deb is checked with it
+    # The GPIO lane (scripts/gpio-vm): Debian's kernel lacks gpio-sim, so the lane builds it as a
+    # module from Debian's kernel source against the guest kernel's headers.
+    linux-headers-amd64 # headers of the linux-image-amd64 kernel the lanes boot
+    linux-source-6.1    # gpio-sim.c and irq_sim.c of the same kernel version
     "$@"
 )
 

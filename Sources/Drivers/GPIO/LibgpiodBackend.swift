@@ -1,6 +1,7 @@
-// The real backend over libgpiod v1.6 (the character-device API; sysfs GPIO is gone from
-// Raspberry Pi kernels since 6.6). libgpiod objects are not thread-safe, so every call into the
-// library happens under one lock; GPIO calls are a few microseconds, contention is irrelevant.
+// The real backend over libgpiod, 1.x or 2.x, whichever the build found (Sources/CGPIOD/shim.h
+// gives both one C API). The character-device API: sysfs GPIO is gone from Raspberry Pi kernels
+// since 6.6. libgpiod objects are not thread-safe, so every call into the library happens
+// under one lock; GPIO calls are a few microseconds, contention is irrelevant.
 // Inputs are requested for both-edge events, so the agent sleeps on each line's event
 // descriptor; a line whose chip cannot raise edge interrupts falls back to a plain input
 // (no descriptor: the agent samples it).
@@ -20,17 +21,25 @@ public final class LibgpiodBackend: GPIOBackend {
 
     private struct State {
         var chips: [String: OpaquePointer] = [:]
+        /// Requested lines (an ock_gpiod_request each).
         var lines: [LineKey: OpaquePointer] = [:]
     }
 
     private let state = Mutex(State())
+    private let deviceDirectory: String
 
-    public init() {}
+    /// `deviceDirectory` is where chips are looked up by name and label (tests point it elsewhere).
+    public init(deviceDirectory: String = "/dev") {
+        self.deviceDirectory = deviceDirectory
+    }
 
     deinit { close() }
 
     /// The libgpiod version linked in, for `status` output and bug reports.
-    public static var libraryVersion: String { String(cString: gpiod_version_string()) }
+    public static var libraryVersion: String { String(cString: ock_gpiod_version()) }
+
+    /// The libgpiod API this build was compiled against: 1 (libgpiod 1.x) or 2 (2.x).
+    public static var apiVersion: Int { Int(OCK_GPIOD_API) }
 
     public func requestOutput(_ config: GPIOLineConfig, role: String) throws(GPIOError) -> any GPIOOutputLine {
         try request(config, role: role, output: true)
@@ -43,8 +52,8 @@ public final class LibgpiodBackend: GPIOBackend {
     /// Releases every line (outputs fall back to their released state) and closes the chips.
     public func close() {
         state.withLock { state in
-            for line in state.lines.values { gpiod_line_release(line) }
-            for chip in state.chips.values { gpiod_chip_close(chip) }
+            for line in state.lines.values { ock_gpiod_release(line) }
+            for chip in state.chips.values { ock_gpiod_chip_close(chip) }
             state.lines = [:]
             state.chips = [:]
         }
@@ -53,48 +62,43 @@ public final class LibgpiodBackend: GPIOBackend {
     private func request(_ config: GPIOLineConfig, role: String, output: Bool) throws(GPIOError) -> LibgpiodLine {
         let reference = GPIOLineReference(role: role, chip: config.chip, line: config.line)
         let key = LineKey(chip: config.chip, line: config.line)
-        let flags = Self.requestFlags(config, output: output)
         let edgeDescriptor = try state.withLock { (state: inout State) throws(GPIOError) -> FileDescriptor? in
             // Two roles on one line is a board-file error caught at parse time; this catches
             // the same line requested twice through the API.
             if state.lines[key] != nil { throw .lineBusy(reference, consumer: gpioConsumer(role: role)) }
-            let chip = try Self.openChip(config.chipAddress, role: role, cache: &state.chips)
-            let count = UInt32(gpiod_chip_num_lines(chip))
-            guard config.line < count else { throw .lineOutOfRange(reference, lineCount: count) }
-            guard let line = gpiod_chip_get_line(chip, config.line) else {
-                throw .ioFailed(reference, operation: "get line", errno: Errno.current("gpiod_chip_get_line"))
+            let chip = try openChip(config.chipAddress, role: role, cache: &state.chips)
+            var count: UInt32 = 0
+            guard ock_gpiod_chip_num_lines(chip, &count) == 0 else {
+                throw .ioFailed(reference, operation: "read chip info", errno: Errno.current("chip info"))
             }
+            guard config.line < count else { throw .lineOutOfRange(reference, lineCount: count) }
             let consumer = gpioConsumer(role: role)
             // Outputs start at logical 0, the inactive (safe) level, set atomically with the
             // direction by the kernel, so the line never glitches active.
-            var result: Int32
+            var line: OpaquePointer?
             var events = false
             if output {
-                result = gpiod_line_request_output_flags(line, consumer, flags, 0)
+                line = Self.request(chip, config, consumer: consumer, mode: OCK_GPIOD_OUTPUT)
             } else {
-                result = gpiod_line_request_both_edges_events_flags(line, consumer, flags)
-                events = result == 0
+                line = Self.request(chip, config, consumer: consumer, mode: OCK_GPIOD_INPUT_EDGES)
+                events = line != nil
                 // Busy is busy either way; anything else (no interrupt on this chip) gets a
                 // plain input the agent samples.
-                if result != 0 && errno != EBUSY { result = gpiod_line_request_input_flags(line, consumer, flags) }
+                if line == nil && errno != EBUSY { line = Self.request(chip, config, consumer: consumer, mode: OCK_GPIOD_INPUT) }
             }
-            guard result == 0 else {
+            guard let line else {
                 let failure = Errno.current("request line")
-                if failure.rawValue == EBUSY {
-                    _ = gpiod_line_update(line)
-                    let holder = gpiod_line_consumer(line).map { String(cString: $0) }
-                    throw .lineBusy(reference, consumer: holder)
-                }
+                if failure.rawValue == EBUSY { throw .lineBusy(reference, consumer: Self.holder(chip, config.line)) }
                 throw .requestRejected(reference, errno: failure)
             }
             state.lines[key] = line
             guard events else { return nil }
             // Non-blocking, so draining stops at EAGAIN instead of waiting for the next edge.
-            let fd = gpiod_line_event_get_fd(line)
+            let fd = ock_gpiod_event_fd(line)
             let fileFlags = fd >= 0 ? fcntl(fd, F_GETFL) : -1
             guard fileFlags >= 0, fcntl(fd, F_SETFL, fileFlags | O_NONBLOCK) == 0 else {
                 let failure = Errno.current("event descriptor")
-                gpiod_line_release(line)
+                ock_gpiod_release(line)
                 state.lines[key] = nil
                 throw .ioFailed(reference, operation: "event descriptor", errno: failure)
             }
@@ -103,88 +107,81 @@ public final class LibgpiodBackend: GPIOBackend {
         return LibgpiodLine(backend: self, reference: reference, edgeDescriptor: edgeDescriptor)
     }
 
-    private static func openChip(_ address: GPIOChipAddress, role: String, cache: inout [String: OpaquePointer]) throws(GPIOError) -> OpaquePointer {
+    private func openChip(_ address: GPIOChipAddress, role: String, cache: inout [String: OpaquePointer]) throws(GPIOError) -> OpaquePointer {
         if let open = cache[address.text] { return open }
-        let chip: OpaquePointer?
-        switch address {
-        case .path(let path): chip = gpiod_chip_open(path)
-        case .name(let name): chip = gpiod_chip_open_by_name(name)
-        case .label(let label): chip = gpiod_chip_open_by_label(label)
-        }
-        guard let chip else {
-            let failure = Errno.current("open GPIO chip \(address.text)")
-            // ENOENT: no such device or label. ENODEV/ENOTTY: the path exists but is no GPIO chip.
-            if [ENOENT, ENODEV, ENOTTY].contains(failure.rawValue) {
-                throw .chipNotFound(chip: address, role: role)
-            }
-            throw .chipUnavailable(chip: address, role: role, errno: failure)
-        }
+        let chip = try LibgpiodChips.open(address, role: role, deviceDirectory: deviceDirectory)
         cache[address.text] = chip
         return chip
     }
 
-    private static func requestFlags(_ config: GPIOLineConfig, output: Bool) -> Int32 {
-        var flags: Int32 = 0
-        if config.activeLow { flags |= Int32(GPIOD_LINE_REQUEST_FLAG_ACTIVE_LOW) }
+    private static func request(_ chip: OpaquePointer, _ config: GPIOLineConfig, consumer: String, mode: Int32) -> OpaquePointer? {
+        let bias: Int32
         switch config.bias {
-        case .disabled: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_DISABLE)
-        case .pullUp: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_UP)
-        case .pullDown: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_BIAS_PULL_DOWN)
-        case .asIs: break
+        case .disabled: bias = OCK_GPIOD_BIAS_DISABLED
+        case .pullUp: bias = OCK_GPIOD_BIAS_PULL_UP
+        case .pullDown: bias = OCK_GPIOD_BIAS_PULL_DOWN
+        case .asIs: bias = OCK_GPIOD_BIAS_AS_IS
         }
-        // Drive flags are invalid on inputs (the kernel rejects them), so they apply to outputs only.
-        if output {
+        // Drive settings are invalid on inputs (the kernel rejects them): outputs only.
+        var drive = OCK_GPIOD_DRIVE_PUSH_PULL
+        if mode == OCK_GPIOD_OUTPUT {
             switch config.drive {
-            case .pushPull: break
-            case .openDrain: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_OPEN_DRAIN)
-            case .openSource: flags |= Int32(GPIOD_LINE_REQUEST_FLAG_OPEN_SOURCE)
+            case .pushPull: drive = OCK_GPIOD_DRIVE_PUSH_PULL
+            case .openDrain: drive = OCK_GPIOD_DRIVE_OPEN_DRAIN
+            case .openSource: drive = OCK_GPIOD_DRIVE_OPEN_SOURCE
             }
         }
-        return flags
+        return ock_gpiod_request(chip, config.line, consumer, mode, config.activeLow, bias, drive)
+    }
+
+    /// Who holds a busy line, as the kernel reports it (nil: unnamed, or unreadable).
+    private static func holder(_ chip: OpaquePointer, _ line: UInt32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 64)
+        guard ock_gpiod_line_consumer(chip, line, &buffer, buffer.count) == 1 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     // MARK: - Line operations, called by LibgpiodLine
 
-    fileprivate func setValue(_ reference: GPIOLineReference, active: Bool) throws(GPIOError) {
+    func setValue(_ reference: GPIOLineReference, active: Bool) throws(GPIOError) {
         try withLine(reference) { (line: OpaquePointer) throws(GPIOError) in
-            guard gpiod_line_set_value(line, active ? 1 : 0) == 0 else {
-                throw .ioFailed(reference, operation: "set value", errno: Errno.current("gpiod_line_set_value"))
+            guard ock_gpiod_set(line, active ? 1 : 0) == 0 else {
+                throw .ioFailed(reference, operation: "set value", errno: Errno.current("set value"))
             }
         }
     }
 
-    fileprivate func getValue(_ reference: GPIOLineReference) throws(GPIOError) -> Bool {
+    func getValue(_ reference: GPIOLineReference) throws(GPIOError) -> Bool {
         try withLine(reference) { (line: OpaquePointer) throws(GPIOError) -> Bool in
-            let value = gpiod_line_get_value(line)
+            let value = ock_gpiod_get(line)
             guard value >= 0 else {
-                throw .ioFailed(reference, operation: "get value", errno: Errno.current("gpiod_line_get_value"))
+                throw .ioFailed(reference, operation: "get value", errno: Errno.current("get value"))
             }
             return value == 1
         }
     }
 
-    /// Reads every queued edge event of an event-requested line (the kernel keeps up to 16 per
+    /// Reads every queued edge event of an event-requested line (the kernel keeps a few per
     /// line, more are dropped: the level read afterwards is what counts).
-    fileprivate func drainEdges(_ reference: GPIOLineReference) throws(GPIOError) -> Int {
+    func drainEdges(_ reference: GPIOLineReference) throws(GPIOError) -> Int {
         try withLine(reference) { (line: OpaquePointer) throws(GPIOError) -> Int in
-            var events = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
             var total = 0
             while true {
-                let n = events.withUnsafeMutableBufferPointer { gpiod_line_event_read_multiple(line, $0.baseAddress, UInt32($0.count)) }
+                let n = ock_gpiod_read_edges(line)
                 if n < 0 {
                     if errno == EAGAIN || errno == EWOULDBLOCK { return total }
-                    throw .ioFailed(reference, operation: "read edge events", errno: Errno.current("gpiod_line_event_read_multiple"))
+                    throw .ioFailed(reference, operation: "read edge events", errno: Errno.current("read edge events"))
                 }
                 total += Int(n)
-                if n < events.count { return total }
+                if n < OCK_GPIOD_EDGE_BATCH { return total }
             }
         }
     }
 
-    fileprivate func release(_ reference: GPIOLineReference) {
+    func release(_ reference: GPIOLineReference) {
         state.withLock { state in
             if let line = state.lines.removeValue(forKey: LineKey(chip: reference.chip, line: reference.line)) {
-                gpiod_line_release(line)
+                ock_gpiod_release(line)
             }
         }
     }
@@ -197,26 +194,4 @@ public final class LibgpiodBackend: GPIOBackend {
             return try body(line)
         }
     }
-}
-
-/// A handle on one requested line; the pointer itself stays inside the backend's lock.
-final class LibgpiodLine: GPIOOutputLine, GPIOInputLine {
-    let backend: LibgpiodBackend
-    let reference: GPIOLineReference
-    let edgeDescriptor: FileDescriptor?
-
-    init(backend: LibgpiodBackend, reference: GPIOLineReference, edgeDescriptor: FileDescriptor?) {
-        self.backend = backend
-        self.reference = reference
-        self.edgeDescriptor = edgeDescriptor
-    }
-
-    func drainEdges() throws(GPIOError) -> Int {
-        guard edgeDescriptor != nil else { return 0 }
-        return try backend.drainEdges(reference)
-    }
-
-    func setActive(_ active: Bool) throws(GPIOError) { try backend.setValue(reference, active: active) }
-    func isActive() throws(GPIOError) -> Bool { try backend.getValue(reference) }
-    func release() { backend.release(reference) }
 }
