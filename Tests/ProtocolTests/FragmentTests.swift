@@ -154,7 +154,7 @@ final class FragmentTests: XCTestCase {
         for sequence in 1...68 {
             XCTAssertNil(try reassembler.append([UInt8(sequence & 0x3F), 0x00]), "sequence \(sequence)")
         }
-        XCTAssertEqual(try reassembler.append([0x40 | 69 & 0x3F, 0x01]), Bytes(repeating: 0, count: 69) + [1])
+        XCTAssertEqual(try reassembler.append([UInt8(0x40 | (69 & 0x3F)), 0x01]), Bytes(repeating: 0, count: 69) + [1])
     }
 
     func testHeaderByte() {

@@ -58,17 +58,21 @@ public final class SpidevDevice: SPIDevice {
         guard let fd = descriptor?.rawValue else { throw .closed(path: path) }
         var received = [UInt8](repeating: 0, count: readCount)
         let speed = clockHertz
-        do {
-            _ = try write.withUnsafeBufferPointer { tx throws(Errno) in
-                try received.withUnsafeMutableBufferPointer { rx throws(Errno) in
-                    try retryOnInterrupt("SPI_IOC_MESSAGE") {
+        // The error is carried out of the buffer closures rather than thrown through them:
+        // Swift 6.0's withUnsafeBufferPointer rethrows untyped, which loses the Errno.
+        var failure: Errno?
+        write.withUnsafeBufferPointer { tx in
+            received.withUnsafeMutableBufferPointer { rx in
+                do throws(Errno) {
+                    _ = try retryOnInterrupt("SPI_IOC_MESSAGE") {
                         ock_spi_write_then_read(fd, tx.baseAddress, UInt32(tx.count), rx.baseAddress, UInt32(readCount), speed)
                     }
+                } catch {
+                    failure = error
                 }
             }
-        } catch {
-            throw .transferFailed(path: path, errno: error)
         }
+        if let failure { throw .transferFailed(path: path, errno: failure) }
         return received
     }
 

@@ -4,20 +4,26 @@
 
 extension AgentConfig {
     func displayLines(consoleEndpoint: String) -> [String] {
-        [
-            "config file: " + (sourcePath ?? "none (built-in defaults and flags)"),
-            "vehicleID: " + (vehicleID?.description ?? "-"),
-            "stateDirectory: " + (stateDirectory ?? "-"),
-            "board: " + (boardFile ?? "built-in simulated board"),
-            "logLevel: \(logLevel.rawValue)" + (LogLevel.threshold == logLevel ? "" : " (now \(LogLevel.threshold.rawValue))"),
-            "console.tty: " + (consoleDevice?.description ?? "none") + (consoleDevice == .pty ? " (\(consoleEndpoint))" : ""),
-            "console.baud: \(consoleBaud)",
-            "service.pin: " + (servicePIN == nil ? "not set (service mode disabled)" : "set (hidden)"),
-            "service.timeoutSeconds: \(serviceTimeoutSeconds)",
-            "mqtt.url: " + (cloud.map { $0.endpoint.description } ?? "none (offline)"),
-            "mqtt.ca / cert / key: " + (cloud?.tls.map { [$0.caFile, $0.certificateFile ?? "-", $0.keyFile ?? "-"].joined(separator: " / ") } ?? "-"),
-        ] + StoreSettings.displayLines(store)
-            + link.displayLines()
-            + ["audit.routineRecordsPerKeyPerMinute: \(auditRoutinePerMinute ?? AuditSettings.defaultPerMinute)"]
+        // Built a line at a time: one array literal of this many concatenations is more than
+        // Swift 6.0's type checker solves in reasonable time.
+        var lines: [String] = []
+        lines.append("config file: " + (sourcePath ?? "none (built-in defaults and flags)"))
+        lines.append("vehicleID: " + (vehicleID?.description ?? "-"))
+        lines.append("stateDirectory: " + (stateDirectory ?? "-"))
+        lines.append("board: " + (boardFile ?? "built-in simulated board"))
+        let nowLevel = LogLevel.threshold == logLevel ? "" : " (now \(LogLevel.threshold.rawValue))"
+        lines.append("logLevel: \(logLevel.rawValue)" + nowLevel)
+        let ptyNote = consoleDevice == .pty ? " (\(consoleEndpoint))" : ""
+        lines.append("console.tty: " + (consoleDevice?.description ?? "none") + ptyNote)
+        lines.append("console.baud: \(consoleBaud)")
+        lines.append("service.pin: " + (servicePIN == nil ? "not set (service mode disabled)" : "set (hidden)"))
+        lines.append("service.timeoutSeconds: \(serviceTimeoutSeconds)")
+        lines.append("mqtt.url: " + (cloud.map { $0.endpoint.description } ?? "none (offline)"))
+        let tlsFiles: String = cloud?.tls.map { tls in [tls.caFile, tls.certificateFile ?? "-", tls.keyFile ?? "-"].joined(separator: " / ") } ?? "-"
+        lines.append("mqtt.ca / cert / key: " + tlsFiles)
+        lines += StoreSettings.displayLines(store)
+        lines += link.displayLines()
+        lines.append("audit.routineRecordsPerKeyPerMinute: \(auditRoutinePerMinute ?? AuditSettings.defaultPerMinute)")
+        return lines
     }
 }
