@@ -10,6 +10,9 @@
 #   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
 #   make soak-long  the long-run test for an hour (SOAK_LONG_SECONDS): a line a minute, summary
 #   make static   statically linked release carkey-agent (builds a static libmosquitto)
+#   make static-aarch64  fully static, stripped carkey-agent and carkey for aarch64 in build/aarch64
+#                 (cross-built with Swift 6.0 from trixie chroots cached in /var/cache; scripts/aarch64)
+#   make deb      carkey-agent_VERSION_amd64.deb and _arm64.deb in build/deb (scripts/deb)
 #   make check-swift60  build and test the committed tree with Swift 6.0 in a trixie chroot
 #   make clean    remove build products (.build and build/)
 
@@ -30,7 +33,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test bench soak soak-long static check-swift60 clean
+.PHONY: deps build run test bench soak soak-long static static-aarch64 deb check-swift60 clean
 
 deps:
 	@scripts/deps.sh
@@ -72,6 +75,12 @@ soak-long: deps
 
 static: deps
 	@SCRATCH=$(SCRATCH) scripts/build-static.sh
+
+static-aarch64: deps
+	@scripts/aarch64/build.sh
+
+deb: static static-aarch64
+	@scripts/deb/build.sh
 
 check-swift60:
 	scripts/check-swift60.sh

@@ -1,0 +1,333 @@
+// The Debian package (scripts/deb): built from the static binaries with scripts/deb/build.sh,
+// checked with lintian (nothing beyond the explained overrides), by its archive listing (paths,
+// modes, owners, conffiles, maintainer scripts) and by scripts/deb/test-install.sh, which
+// installs, upgrades, removes and purges it in a Debian 12 chroot. Each checker is also run on
+// a deliberately broken package, so a check that cannot fail would be caught.
+//
+// Needs root, dpkg-deb, lintian and debootstrap, and the static binaries build/static/carkey-agent
+// and build/static/carkey (OPENCARKEY_DEB_BINARIES names another folder holding both). Without
+// them the tests skip, unless CARKEY_REQUIRE_ARTIFACTS=1 makes that a failure. arm64 is packaged
+// and linted too when build/aarch64 has both binaries.
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class DebianPackageTests: XCTestCase {
+    private static var repositoryRoot: String {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return parts.joined(separator: "/")
+    }
+
+    private static var required: Bool { environment("CARKEY_REQUIRE_ARTIFACTS") == "1" }
+
+    private static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+    /// The packages this test class builds once: the version of the sources, the same with
+    /// +test1 (the upgrade), per architecture with binaries.
+    private struct Built {
+        let folder: String
+        let version: String
+        let packages: [String: String] // architecture -> .deb
+        let upgradeAMD64: String
+    }
+
+    private static let built: Result<Built, BuildFailure> = buildPackages()
+
+    override class func tearDown() {
+        // Only if a test built them (reading `built` here would build the packages).
+        if case .success(let packages)? = builtOnce { Subprocess.removeTree(packages.folder) }
+        super.tearDown()
+    }
+
+    private nonisolated(unsafe) static var builtOnce: Result<Built, BuildFailure>?
+
+    private struct BuildFailure: Error, CustomStringConvertible {
+        let description: String
+        let skip: Bool
+    }
+
+    private static func buildPackages() -> Result<Built, BuildFailure> {
+        let root = repositoryRoot
+        guard geteuid() == 0 else { return .failure(BuildFailure(description: "needs root (chroot, dpkg)", skip: true)) }
+        for tool in ["/usr/bin/dpkg-deb", "/usr/bin/lintian", "/usr/sbin/debootstrap", "/usr/bin/file"] where access(tool, X_OK) != 0 {
+            return .failure(BuildFailure(description: "\(tool) is missing (Debian packages dpkg-dev, lintian, debootstrap, file)", skip: true))
+        }
+        let amd64 = environment("OPENCARKEY_DEB_BINARIES") ?? root + "/build/static"
+        guard access(amd64 + "/carkey-agent", X_OK) == 0, access(amd64 + "/carkey", X_OK) == 0 else {
+            return .failure(BuildFailure(description: "no static build in \(amd64) (carkey-agent and carkey): run `make static`", skip: true))
+        }
+        let folder = Subprocess.makeTemporaryDirectory()
+        var archs = ["--arch", "amd64"]
+        let arm64 = root + "/build/aarch64"
+        if access(arm64 + "/carkey-agent", X_OK) == 0, access(arm64 + "/carkey", X_OK) == 0 { archs += ["--arch", "arm64"] }
+        let script = root + "/scripts/deb/build.sh"
+        let common = ["--out", folder, "--amd64-agent", amd64 + "/carkey-agent", "--amd64-carkey", amd64 + "/carkey"]
+        do {
+            let first = try Subprocess.run(script, common + archs)
+            guard first.status == 0 else { return .failure(BuildFailure(description: "build.sh: \(first.stdout)\(first.stderr)", skip: false)) }
+            let version = try sourceVersion()
+            let second = try Subprocess.run(script, common + ["--arch", "amd64", "--version", version + "+test1", "--out", folder + "/upgrade"])
+            guard second.status == 0 else { return .failure(BuildFailure(description: "build.sh --version: \(second.stdout)\(second.stderr)", skip: false)) }
+            var packages: [String: String] = [:]
+            for arch in ["amd64", "arm64"] where access("\(folder)/carkey-agent_\(version)_\(arch).deb", R_OK) == 0 {
+                packages[arch] = "\(folder)/carkey-agent_\(version)_\(arch).deb"
+            }
+            return .success(Built(folder: folder, version: version, packages: packages,
+                                  upgradeAMD64: "\(folder)/upgrade/carkey-agent_\(version)+test1_amd64.deb"))
+        } catch {
+            return .failure(BuildFailure(description: "\(error)", skip: false))
+        }
+    }
+
+    private static func sourceVersion() throws -> String {
+        let text = try Subprocess.read(repositoryRoot + "/Sources/Protocol/BuildInfo.swift")
+        guard let line = text.split(separator: "\n").first(where: { $0.contains("static let version") }),
+              let quoted = line.split(separator: "\"").dropFirst().first else { throw BuildFailure(description: "no version in BuildInfo.swift", skip: false) }
+        return String(quoted)
+    }
+
+    private func packages() throws -> Built {
+        Self.builtOnce = Self.built
+        switch Self.built {
+        case .success(let built):
+            return built
+        case .failure(let failure):
+            if failure.skip && !Self.required { throw XCTSkip(failure.description) }
+            XCTFail(failure.description)
+            throw failure
+        }
+    }
+
+    /// A copy of `deb` with `change` (a shell snippet run in the unpacked tree, "$1" = the tree)
+    /// applied: the broken packages the negative tests feed to the checkers.
+    private func repack(_ deb: String, named name: String, change: String) throws -> String {
+        let folder = try packages().folder + "/broken-" + name
+        let out = folder + ".deb"
+        let script = "set -e; rm -rf \"$1\"; dpkg-deb -R \"$2\" \"$1\"; \(change); dpkg-deb --root-owner-group -Zgzip -z1 -b \"$1\" \"$3\" >/dev/null"
+        let result = try Subprocess.run("/bin/bash", ["-c", script, "repack", folder, deb, out])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return out
+    }
+
+    // MARK: lintian
+
+    func testLintianReportsNothingBeyondTheExplainedOverrides() throws {
+        let built = try packages()
+        XCTAssertNotNil(built.packages["amd64"])
+        for (arch, deb) in built.packages.sorted(by: { $0.key < $1.key }) {
+            let findings = try LintianReport.run(deb)
+            XCTAssertEqual(findings.failing, [], "lintian on the \(arch) package")
+            // The overrides are used (an override that matches nothing would hide nothing and
+            // rot), and each one is explained by a comment right above it.
+            XCTAssertEqual(findings.overridden.count, LintianReport.overrideCount, "\(arch): overridden \(findings.overridden)")
+        }
+        XCTAssertEqual(try LintianReport.unexplainedOverrides(), [], "each override has a comment above it")
+    }
+
+    func testLintianCatchesAPackageWithoutItsOverrides() throws {
+        let deb = try XCTUnwrap(try packages().packages["amd64"])
+        let broken = try repack(deb, named: "no-overrides", change: "rm -r \"$1/usr/share/lintian\"")
+        let findings = try LintianReport.run(broken)
+        XCTAssertTrue(findings.failing.contains("E: statically-linked-binary [usr/bin/carkey-agent]"), "\(findings.failing)")
+        XCTAssertTrue(findings.failing.contains("W: non-standard-file-perm 0640 != 0644 [etc/opencarkey/agent.json]"), "\(findings.failing)")
+    }
+
+    // MARK: contents
+
+    func testArchiveHoldsTheLayoutWithModesOwnersAndConffiles() throws {
+        let built = try packages()
+        for (arch, deb) in built.packages {
+            XCTAssertEqual(try PackageLayout.findings(deb, version: built.version, arch: arch), [], "\(arch) package")
+        }
+    }
+
+    func testLayoutCheckerFindsAWrongModeAMissingFileAndAStateDirectoryInTheArchive() throws {
+        let built = try packages()
+        let deb = try XCTUnwrap(built.packages["amd64"])
+        let broken = try repack(deb, named: "layout", change: """
+            chmod 0644 "$1/etc/opencarkey/agent.json"; rm "$1/usr/bin/carkey"; \
+            install -d -m 0755 "$1/var/lib/opencarkey"
+            """)
+        let findings = try PackageLayout.findings(broken, version: built.version, arch: "amd64")
+        XCTAssertTrue(findings.contains("./etc/opencarkey/agent.json is -rw-r--r-- root/root, expected -rw-r----- root/root"), "\(findings)")
+        XCTAssertTrue(findings.contains("./usr/bin/carkey is missing"), "\(findings)")
+        XCTAssertTrue(findings.contains("./var/lib/opencarkey/ is in the archive (the postinst makes it, so dpkg never deletes it)"), "\(findings)")
+    }
+
+    // MARK: install, upgrade, remove, purge
+
+    func testInstallUpgradeRemovePurgeInABookwormChroot() throws {
+        let built = try packages()
+        let deb = try XCTUnwrap(built.packages["amd64"])
+        let result = try Subprocess.run(Self.repositoryRoot + "/scripts/deb/test-install.sh", [deb, built.upgradeAMD64])
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(result.status, 0, String(result.stdout.suffix(3000)) + result.stderr)
+        print(lines.last ?? "")
+        // The decisions, each one seen by the script (the script stops at the first FAIL).
+        for expected in ["ok: /var/lib/opencarkey 700 carkey carkey", "ok: /etc/opencarkey/agent.json 640 root carkey",
+                         "ok: carkey-agent ran 5 s as carkey with the packaged config and made its identity",
+                         "ok: dpkg status: deinstall ok config-files \(built.version)+test1",
+                         "ok: /var/lib/opencarkey/car-identity.pub holds what was written",
+                         "ok: /var/lib/opencarkey absent", "ok: user carkey kept"] {
+            XCTAssertTrue(lines.contains(expected), "test-install printed \(expected)")
+        }
+        XCTAssertTrue(lines.last?.hasPrefix("test-install: passed (amd64, users by adduser, \(built.version) -> \(built.version)+test1;") == true, lines.last ?? "")
+    }
+
+    /// The path real systems take: systemd installed (not running), so the postinst makes the
+    /// user from the sysusers.d file with systemd-sysusers (the first run debootstraps a second
+    /// cached base with systemd, a few minutes).
+    func testInstallUpgradeRemovePurgeWithSystemdSysusers() throws {
+        let built = try packages()
+        let deb = try XCTUnwrap(built.packages["amd64"])
+        let result = try Subprocess.run(Self.repositoryRoot + "/scripts/deb/test-install.sh", ["--systemd", deb, built.upgradeAMD64])
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        XCTAssertEqual(result.status, 0, String(result.stdout.suffix(3000)) + result.stderr)
+        print(lines.last ?? "")
+        XCTAssertTrue(lines.contains("ok: the postinst will make the user with systemd-sysusers"))
+        XCTAssertTrue(lines.contains("ok: /var/lib/opencarkey 700 carkey carkey"))
+        XCTAssertTrue(lines.last?.hasPrefix("test-install: passed (amd64, users by systemd-sysusers,") == true, lines.last ?? "")
+    }
+
+    func testInstallCheckFailsWhenThePostinstMakesTheStateDirectoryWorldReadable() throws {
+        let built = try packages()
+        let deb = try XCTUnwrap(built.packages["amd64"])
+        let broken = try repack(deb, named: "state-mode", change: """
+            grep -q 'install -d -m 0700 -o carkey -g carkey' "$1/DEBIAN/postinst"; \
+            sed -i 's/install -d -m 0700 -o carkey/install -d -m 0755 -o carkey/' "$1/DEBIAN/postinst"
+            """)
+        let result = try Subprocess.run(Self.repositoryRoot + "/scripts/deb/test-install.sh", [broken, built.upgradeAMD64])
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("FAIL: /var/lib/opencarkey is 755 carkey carkey, expected 700 carkey carkey"), result.stdout)
+    }
+}
+
+/// lintian's verdict on one package, read from its output lines ("E: pkg: tag [context]").
+private struct LintianReport {
+    /// E: and W: findings, and the I: unused-override (an override that matched nothing), as
+    /// "E: tag [context]".
+    var failing: [String] = []
+    /// O: lines: findings an override silenced.
+    var overridden: [String] = []
+
+    static let overridesFile = DebianPackageLocations.root + "/scripts/deb/templates/lintian-overrides"
+    static let maxOutput = 1 << 20
+
+    static func run(_ deb: String) throws -> LintianReport {
+        // --pedantic and --display-info to see every finding; --show-overrides to count the
+        // overrides used. The verdict comes from the lines, not the exit status.
+        let result = try Subprocess.run("/usr/bin/lintian", ["--pedantic", "--display-info", "--show-overrides", deb])
+        guard result.stdout.utf8.count <= maxOutput else { throw LintianFailure(reason: "output over \(maxOutput) bytes") }
+        // Exit 0, or 2 when a finding reaches --fail-on (with --show-overrides an overridden
+        // error counts too); 1 is lintian's own run-time error.
+        guard result.status == 0 || result.status == 2 else { throw LintianFailure(reason: "lintian exited \(result.status): \(result.stderr)") }
+        var report = LintianReport()
+        for line in result.stdout.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 2)
+            guard parts.count == 3, parts[0].count == 1 else { continue }
+            let finding = "\(parts[0]):\(parts[2])"
+            switch parts[0] {
+            case "E", "W": report.failing.append(finding)
+            case "I" where parts[2].hasPrefix(" unused-override"): report.failing.append(finding)
+            case "O": report.overridden.append(finding)
+            default: continue // I:, P:, X:, N: are noted, not failures
+            }
+        }
+        return report
+    }
+
+    private static func overrideLines() throws -> [(line: String, explained: Bool)] {
+        var previousIsComment = false
+        var lines: [(String, Bool)] = []
+        for line in try Subprocess.read(overridesFile).split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("#") { previousIsComment = true; continue }
+            if !line.isEmpty { lines.append((String(line), previousIsComment)) }
+            // An override directly after another shares its comment; a blank line ends it.
+            if line.isEmpty { previousIsComment = false }
+        }
+        return lines
+    }
+
+    static var overrideCount: Int { (try? overrideLines().count) ?? -1 }
+
+    static func unexplainedOverrides() throws -> [String] {
+        try overrideLines().filter { !$0.explained }.map { $0.line }
+    }
+}
+
+private struct LintianFailure: Error { let reason: String }
+
+private enum DebianPackageLocations {
+    static var root: String {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return parts.joined(separator: "/")
+    }
+}
+
+/// What the archive must hold, read with dpkg-deb -c (listing) and -f / --ctrl-tarfile (control).
+private enum PackageLayout {
+    /// path -> "mode owner/group" as dpkg-deb -c prints them.
+    static let expected: [String: String] = [
+        "./usr/bin/carkey-agent": "-rwxr-xr-x root/root",
+        "./usr/bin/carkey": "-rwxr-xr-x root/root",
+        "./lib/systemd/system/carkey-agent.service": "-rw-r--r-- root/root",
+        "./lib/udev/rules.d/60-opencarkey.rules": "-rw-r--r-- root/root",
+        "./usr/lib/sysusers.d/carkey-agent.conf": "-rw-r--r-- root/root",
+        // The PIN: never world-readable; the group becomes carkey through dpkg-statoverride.
+        "./etc/opencarkey/agent.json": "-rw-r----- root/root",
+        "./usr/share/doc/carkey-agent/copyright": "-rw-r--r-- root/root",
+        "./usr/share/doc/carkey-agent/changelog.gz": "-rw-r--r-- root/root",
+        "./usr/share/doc/carkey-agent/examples/agent.example.json": "-rw-r--r-- root/root",
+        "./usr/share/man/man8/carkey-agent.8.gz": "-rw-r--r-- root/root",
+        "./usr/share/man/man1/carkey.1.gz": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/boards/simulated.json": "-rw-r--r-- root/root",
+    ]
+
+    static func findings(_ deb: String, version: String, arch: String) throws -> [String] {
+        var findings: [String] = []
+        let listing = try Subprocess.run("/usr/bin/dpkg-deb", ["-c", deb])
+        guard listing.status == 0 else { return ["dpkg-deb -c failed: \(listing.stderr)"] }
+        var entries: [String: String] = [:]
+        for line in listing.stdout.split(separator: "\n") {
+            // "-rw-r--r-- root/root  2642 2026-12-02 04:17 ./lib/..." (a link adds " -> target")
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6 else { findings.append("unreadable listing line: \(line)"); continue }
+            entries[String(fields[5])] = "\(fields[0]) \(fields[1])"
+        }
+        for (path, modeAndOwner) in expected.sorted(by: { $0.key < $1.key }) {
+            guard let found = entries[path] else { findings.append("\(path) is missing"); continue }
+            if found != modeAndOwner { findings.append("\(path) is \(found), expected \(modeAndOwner)") }
+        }
+        for (path, modeAndOwner) in entries.sorted(by: { $0.key < $1.key }) {
+            let mode = Array(modeAndOwner.prefix(10))
+            if !modeAndOwner.hasSuffix(" root/root") { findings.append("\(path) is owned by \(modeAndOwner.dropFirst(11))") }
+            if mode[8] == "w" { findings.append("\(path) is world-writable") }
+            if mode.contains("s") || mode.contains("S") { findings.append("\(path) is setuid or setgid") }
+        }
+        if entries["./var/lib/opencarkey/"] != nil {
+            findings.append("./var/lib/opencarkey/ is in the archive (the postinst makes it, so dpkg never deletes it)")
+        }
+        for (field, value) in [("Package", "carkey-agent"), ("Version", version), ("Architecture", arch)] {
+            let got = try Subprocess.run("/usr/bin/dpkg-deb", ["-f", deb, field]).stdout.split(separator: "\n").first.map(String.init) ?? ""
+            if got != value { findings.append("control \(field) is \"\(got)\", expected \"\(value)\"") }
+        }
+        let depends = try Subprocess.run("/usr/bin/dpkg-deb", ["-f", deb, "Depends"]).stdout
+        if !depends.contains("adduser") { findings.append("Depends lacks adduser (the postinst's fallback): \(depends)") }
+        // The control members: conffiles names the config; the maintainer scripts are
+        // executable and valid POSIX sh.
+        let check = """
+            set -e; d=$(mktemp -d); trap 'rm -rf "$d"' EXIT; dpkg-deb -e "$1" "$d"
+            [ "$(cat "$d/conffiles")" = /etc/opencarkey/agent.json ] || echo "conffiles: $(cat "$d/conffiles")"
+            for s in postinst prerm postrm; do
+              [ -x "$d/$s" ] || echo "$s missing or not executable"
+              [ ! -e "$d/$s" ] || sh -n "$d/$s" || echo "$s: sh -n failed"
+            done
+            """
+        let control = try Subprocess.run("/bin/sh", ["-c", check, "check", deb])
+        findings += (control.stdout + control.stderr).split(separator: "\n").map(String.init)
+        return findings
+    }
+}
