@@ -1,0 +1,119 @@
+// The static aarch64 build (`make static-aarch64`, scripts/aarch64) checked under
+// qemu-aarch64-static: scripts/aarch64/smoke.sh runs --version, the self-test, keygen and a
+// simulated car with one enrolled phone and one unlock, and prints a line per check; these
+// tests assert on those lines, on `file`, and that the script fails when it should.
+// The binaries come from a slow cross build: without build/aarch64/carkey-agent the tests that
+// need it skip, unless CARKEY_REQUIRE_ARTIFACTS=1 (CI after building them) makes that a failure.
+import XCTest
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class Aarch64StaticTests: XCTestCase {
+    private static var repositoryRoot: String {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return parts.joined(separator: "/")
+    }
+    private static var artifacts: String { repositoryRoot + "/build/aarch64" }
+    private static var smoke: String { repositoryRoot + "/scripts/aarch64/smoke.sh" }
+    /// Every check smoke.sh makes, in order: the script must report each one as ok.
+    private static let checks = ["file carkey-agent", "file carkey", "version", "self-test", "keygen",
+                                 "run", "pair", "enroll", "unlock", "events", "sigterm"]
+
+    private func requireArtifacts() throws {
+        let required = getenv("CARKEY_REQUIRE_ARTIFACTS").map { String(cString: $0) } == "1"
+        for tool in ["/usr/bin/qemu-aarch64-static", "/usr/bin/file"] where access(tool, X_OK) != 0 {
+            if required { XCTFail("\(tool) is missing (Debian packages qemu-user-static, file)") }
+            throw XCTSkip("\(tool) is not installed")
+        }
+        guard access(Self.artifacts + "/carkey-agent", R_OK) == 0, access(Self.artifacts + "/carkey", R_OK) == 0 else {
+            if required { XCTFail("CARKEY_REQUIRE_ARTIFACTS=1 but \(Self.artifacts)/carkey-agent or carkey is missing") }
+            throw XCTSkip("no aarch64 build: run `make static-aarch64` (about 20 minutes cold, cached afterwards)")
+        }
+    }
+
+    private func runSmoke(_ folder: String) throws -> (status: Int32, lines: [String]) {
+        let result = try Subprocess.run("/bin/bash", [Self.smoke, folder])
+        return (result.status, result.stdout.split(separator: "\n").map(String.init) + [result.stderr])
+    }
+
+    func testBinariesAreStaticAarch64AndPassTheSmokeTestUnderQemu() throws {
+        try requireArtifacts()
+        for name in ["carkey-agent", "carkey"] {
+            let file = try Subprocess.run("/usr/bin/file", ["-b", Self.artifacts + "/" + name])
+            XCTAssertTrue(file.stdout.hasPrefix("ELF 64-bit LSB executable, ARM aarch64"), "\(name): \(file.stdout)")
+            XCTAssertTrue(file.stdout.contains("statically linked"), "\(name): \(file.stdout)")
+            XCTAssertFalse(file.stdout.contains("interpreter"), "\(name) asks for a dynamic loader: \(file.stdout)")
+        }
+        let (status, lines) = try runSmoke(Self.artifacts)
+        XCTAssertEqual(status, 0, lines.joined(separator: "\n"))
+        let oks = lines.filter { $0.hasPrefix("smoke: ok ") }.map { line in
+            String(line.dropFirst("smoke: ok ".count).prefix { $0 != ":" })
+        }
+        XCTAssertEqual(oks, Self.checks, lines.joined(separator: "\n"))
+        XCTAssertEqual(lines.filter { $0.hasPrefix("smoke: FAIL") }, [])
+        XCTAssertTrue(lines.contains("smoke: \(Self.checks.count) passed, 0 failed"), lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: ok self-test: ") && $0.hasSuffix(" passed, 0 failed") })
+        XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: ok version: carkey-agent ") })
+
+        // The figures are sanity figures, but they must be there and plausible: a start-up
+        // between 1 ms and a minute, qemu's resident set between 1 MB and 1 GB.
+        let startup = try XCTUnwrap(figure("startup-ms", in: lines), lines.joined(separator: "\n"))
+        XCTAssertTrue((1...60_000).contains(startup), "startup-ms \(startup)")
+        let rss = try XCTUnwrap(figure("idle-rss-kb", in: lines), lines.joined(separator: "\n"))
+        XCTAssertTrue((1_000...1_000_000).contains(rss), "idle-rss-kb \(rss)")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: figure idle-rss-kb") && $0.contains("qemu's RSS") })
+    }
+
+    /// A folder without the binaries: the script says which is missing and fails.
+    func testSmokeFailsWhenABinaryIsMissing() throws {
+        guard access("/usr/bin/file", X_OK) == 0 else { throw XCTSkip("/usr/bin/file is not installed") }
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        let (status, lines) = try runSmoke(folder)
+        XCTAssertEqual(status, 1, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: FAIL file carkey-agent:") && $0.contains("missing") }, lines.joined(separator: "\n"))
+        XCTAssertFalse(lines.contains { $0.hasPrefix("smoke: ok") }, lines.joined(separator: "\n"))
+    }
+
+    /// The host's own (x86_64, dynamically linked) build in place of the aarch64 one is refused
+    /// by the `file` check before anything runs.
+    func testSmokeRefusesAHostBinary() throws {
+        guard access("/usr/bin/file", X_OK) == 0 else { throw XCTSkip("/usr/bin/file is not installed") }
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        for name in ["carkey-agent", "carkey"] {
+            XCTAssertEqual(symlink(Subprocess.productsDirectory + "/" + name, folder + "/" + name), 0)
+        }
+        let (status, lines) = try runSmoke(folder)
+        XCTAssertEqual(status, 1, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: FAIL file carkey-agent: not a static aarch64 executable") && $0.contains("x86-64") },
+                      lines.joined(separator: "\n"))
+        XCTAssertFalse(lines.contains { $0.hasPrefix("smoke: ok version") }, "nothing ran")
+        XCTAssertTrue(lines.contains("smoke: 0 passed, 2 failed"), lines.joined(separator: "\n"))
+    }
+
+    /// An aarch64 file that `file` accepts but that cannot run (the real agent cut short): the
+    /// checks that run it fail, so the script does not pass on headers alone.
+    func testSmokeFailsOnATruncatedAarch64Binary() throws {
+        try requireArtifacts()
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        let cut = try Subprocess.run("/bin/sh", ["-c", "head -c 65536 \"$0\" > \"$1\" && chmod 755 \"$1\"",
+                                                 Self.artifacts + "/carkey-agent", folder + "/carkey-agent"])
+        XCTAssertEqual(cut.status, 0, cut.stderr)
+        XCTAssertEqual(symlink(Self.artifacts + "/carkey", folder + "/carkey"), 0)
+        let (status, lines) = try runSmoke(folder)
+        XCTAssertEqual(status, 1, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: ok file carkey-agent:") }, "file sees an aarch64 header: \(lines)")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: FAIL version:") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: FAIL run:") }, lines.joined(separator: "\n"))
+    }
+
+    private func figure(_ name: String, in lines: [String]) -> Int? {
+        let prefix = "smoke: figure \(name) "
+        guard let line = lines.first(where: { $0.hasPrefix(prefix) }) else { return nil }
+        return Int(line.dropFirst(prefix.count).prefix { $0.isNumber })
+    }
+}

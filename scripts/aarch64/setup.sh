@@ -1,0 +1,301 @@
+#!/usr/bin/env bash
+# Cached, idempotent set-up for the aarch64 cross build (scripts/aarch64/build.sh runs it).
+#
+# Under $OPENCARKEY_AARCH64_CACHE (default /var/cache/opencarkey-aarch64), as root:
+#   amd64/   trixie amd64 chroot with swiftlang (the cross compiler, native speed), cmake,
+#            binutils-aarch64-linux-gnu (strip), and under /ock everything built from it:
+#            /ock/sdk (the Swift SDK bundle), /ock/mosquitto (static libmosquitto for aarch64),
+#            /ock/gpiod-v1|v2 (libgpiod headers and .a), /ock/src and /ock/scratch-* (build.sh)
+#   arm64/   trixie arm64 root filesystem (debootstrap --foreign, second stage under
+#            qemu-aarch64-static) with swiftlang:arm64 and the -dev packages; the SDK sysroot is
+#            a trimmed copy of it
+#   stamps/  one file per finished step, named after what the step depends on (suite,
+#            swiftlang version, recipe revision): a rerun skips every stamped step, a changed
+#            dependency reruns just that step, an interrupted step starts over
+#   logs/    the output of each step
+# Why two trees: trixie's swiftlang 6.0.3 needs glibc 2.38 (not on bookworm), has no aarch64
+# standard library for the amd64 compiler, and compiling under emulation is about 15x slower.
+# The recipe and its pitfalls: docs/building-aarch64.md.
+#
+# Variables: GPIOD_API=v1|v2 (default v1), SWIFTLANG_VERSION, OPENCARKEY_DEBIAN_MIRROR,
+# OPENCARKEY_AARCH64_PRUNE=1 (remove arm64/ once the SDK exists; saves about 2 GB, but a
+# change of the SDK recipe then redoes the arm64 steps).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/common.sh"
+
+if [[ $(id -u) -ne 0 ]]; then
+    echo "aarch64: setup needs root (debootstrap, chroot, binfmt_misc)" >&2
+    exit 1
+fi
+if [[ ${OPENCARKEY_AARCH64_LOCKED:-0} != 1 ]]; then take_lock; fi
+trap unmount_all EXIT
+mkdir -p "$STAMPS" "$LOGS"
+setup_start=$(now)
+
+# Bump a revision when the commands of its step change, so existing caches redo that step.
+SDK_REVISION=4
+MOSQUITTO_REVISION=1
+
+# run_logged NAME CMD...: output to logs/NAME.log; the tail of it on failure.
+run_logged() {
+    local name=$1; shift
+    if ! "$@" >"$LOGS/$name.log" 2>&1; then
+        echo "aarch64: step '$name' failed; last lines of $LOGS/$name.log:" >&2
+        tail -n 25 "$LOGS/$name.log" >&2
+        exit 1
+    fi
+}
+stamped() { [[ -f $STAMPS/$1 ]]; }
+stamp() { date -u +%FT%TZ > "$STAMPS/$1"; }
+
+# ---- binfmt_misc: arm64 programs run through qemu-aarch64-static --------------------------
+# Needed by the arm64 second stage and apt in that tree, and by smoke.sh (not by the build).
+# Debian's qemu-user-static registers qemu-aarch64 with binfmt-support; on a machine where the
+# service never ran (containers, fresh images) the entry is missing or disabled.
+ensure_binfmt() {
+    local entry=/proc/sys/fs/binfmt_misc/qemu-aarch64
+    if [[ ! -e /proc/sys/fs/binfmt_misc/register ]]; then
+        modprobe binfmt_misc 2>/dev/null || true
+        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+    fi
+    if [[ ! -e $entry ]]; then
+        update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || update-binfmts --import qemu-aarch64 >/dev/null 2>&1 || true
+    fi
+    if [[ ! -e $entry ]]; then
+        # The registration qemu ships (ELF, e_machine 183 = AArch64); F: the interpreter is
+        # opened now, so it need not exist inside the chroot.
+        printf '%s' ':qemu-aarch64:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:/usr/bin/qemu-aarch64-static:F' \
+            > /proc/sys/fs/binfmt_misc/register
+    fi
+    [[ $(head -n 1 "$entry") == enabled ]] || echo 1 > "$entry"
+    if [[ $(head -n 1 "$entry") != enabled ]]; then
+        echo "aarch64: could not enable binfmt_misc for qemu-aarch64" >&2
+        exit 1
+    fi
+}
+t=$(now); ensure_binfmt
+
+# dpkg in both trees skips documentation, manuals and translations (disk, and time under qemu).
+nodoc() {
+    mkdir -p "$1/etc/dpkg/dpkg.cfg.d"
+    printf 'path-exclude=/usr/share/doc/*\npath-include=/usr/share/doc/*/copyright\npath-exclude=/usr/share/man/*\npath-exclude=/usr/share/info/*\npath-exclude=/usr/share/locale/*\npath-include=/usr/share/locale/locale.alias\n' \
+        > "$1/etc/dpkg/dpkg.cfg.d/01-opencarkey-nodoc"
+}
+sources() {
+    printf 'Types: deb\nURIs: %s\nSuites: trixie\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' "$MIRROR" \
+        > "$1/etc/apt/sources.list.d/debian.sources"
+    rm -f "$1/etc/apt/sources.list"
+}
+
+# ---- 1. amd64 chroot -------------------------------------------------------------------
+if ! stamped amd64-debootstrap-trixie; then
+    t=$(now); echo "aarch64: debootstrap trixie amd64 -> $AMD64"
+    safe_rm "$AMD64"
+    run_logged amd64-debootstrap debootstrap --variant=minbase --include=ca-certificates trixie "$AMD64" "$MIRROR"
+    nodoc "$AMD64"; sources "$AMD64"
+    stamp amd64-debootstrap-trixie; step_done "amd64 debootstrap" "$t"
+fi
+amd64_packages="swiftlang=$SWIFTLANG_VERSION libc6-dev cmake make binutils-aarch64-linux-gnu file dpkg-dev xz-utils rsync"
+if ! stamped "amd64-swiftlang-$SWIFTLANG_VERSION"; then
+    t=$(now); echo "aarch64: swiftlang $SWIFTLANG_VERSION, cmake into the amd64 chroot"
+    mount_chroot "$AMD64"
+    # deb-src for `apt-get source mosquitto`.
+    sed -i 's/^Types: deb$/Types: deb deb-src/' "$AMD64/etc/apt/sources.list.d/debian.sources"
+    run_logged amd64-packages in_amd64 bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $amd64_packages && apt-get clean"
+    # The installed swift must be the pinned one (check the frontend: usr/bin/swift is an
+    # absolute symlink that resolves only inside the chroot).
+    [[ -x $AMD64/usr/libexec/swift/bin/swift-frontend ]] || { echo "aarch64: swiftlang not installed in $AMD64" >&2; exit 1; }
+    unmount_all
+    stamp "amd64-swiftlang-$SWIFTLANG_VERSION"; step_done "amd64 packages" "$t"
+fi
+
+# ---- 2. arm64 root filesystem (the SDK's source) ------------------------------------------
+sdk_stamp="sdk-$SWIFTLANG_VERSION-r$SDK_REVISION"
+need_arm64=0
+stamped "$sdk_stamp" || need_arm64=1
+[[ $GPIOD_API == v1 ]] && ! stamped "gpiod-v1-bookworm" && need_arm64=1
+[[ $GPIOD_API == v2 ]] && ! stamped "gpiod-v2-trixie" && need_arm64=1
+if [[ $need_arm64 == 1 ]]; then
+    if ! stamped arm64-debootstrap-trixie-stage1; then
+        t=$(now); echo "aarch64: debootstrap --foreign trixie arm64 -> $ARM64"
+        rm -f "$STAMPS"/arm64-*
+        safe_rm "$ARM64"
+        run_logged arm64-debootstrap1 debootstrap --arch=arm64 --foreign --variant=minbase --include=ca-certificates trixie "$ARM64" "$MIRROR"
+        cp /usr/bin/qemu-aarch64-static "$ARM64/usr/bin/"
+        stamp arm64-debootstrap-trixie-stage1; step_done "arm64 debootstrap, first stage" "$t"
+    fi
+    if ! stamped arm64-debootstrap-trixie-stage2; then
+        # The second stage cannot resume: an interrupted one starts over from the first.
+        t=$(now); echo "aarch64: arm64 second stage under qemu-aarch64-static (minutes)"
+        rm -f "$STAMPS/arm64-debootstrap-trixie-stage1"
+        run_logged arm64-debootstrap2 chroot "$ARM64" /debootstrap/debootstrap --second-stage
+        nodoc "$ARM64"; sources "$ARM64"
+        stamp arm64-debootstrap-trixie-stage1; stamp arm64-debootstrap-trixie-stage2
+        step_done "arm64 debootstrap, second stage (qemu)" "$t"
+    fi
+    if ! stamped "arm64-swiftlang-$SWIFTLANG_VERSION"; then
+        # swiftlang:arm64 for the aarch64 standard library (swift_static), the -dev packages
+        # for the C libraries; libgpiod is not among them (step 3). zlib and zstd: trixie's
+        # libcrypto.a needs them in a static link.
+        t=$(now); echo "aarch64: swiftlang:arm64 and -dev packages under qemu (minutes)"
+        mount_chroot "$ARM64"
+        run_logged arm64-packages in_arm64 bash -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends \
+            swiftlang=$SWIFTLANG_VERSION libc6-dev libstdc++-14-dev libssl-dev libsqlite3-dev libbluetooth-dev \
+            libmosquitto-dev zlib1g-dev libzstd-dev && apt-get clean"
+        unmount_all
+        stamp "arm64-swiftlang-$SWIFTLANG_VERSION"; step_done "arm64 packages (qemu)" "$t"
+    fi
+fi
+
+# ---- 3. libgpiod for aarch64, outside the sysroot -------------------------------------------
+# Kept apart per API in /ock/gpiod-vN with its own libgpiod.pc (absolute paths in the amd64
+# chroot), so switching GPIOD_API does not touch the SDK; build.sh puts the chosen one on the
+# pkg-config path. Only the static library and the header are used.
+gpiod_fetch() {  # API SUITE PACKAGES...
+    local api=$1 suite=$2; shift 2
+    local dir=$AMD64/ock/gpiod-$api lists=/var/lib/apt/lists-$suite
+    mount_chroot "$ARM64"
+    printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' "$MIRROR" "$suite" \
+        > "$ARM64/etc/apt/opencarkey-$suite.list"
+    # Its own source list and index directory: the tree's apt configuration stays trixie only.
+    local opts="-o Dir::Etc::SourceList=/etc/apt/opencarkey-$suite.list -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=$lists"
+    rm -rf "$ARM64/tmp/gpiod-$api" && mkdir -p "$ARM64$lists/partial" "$ARM64/tmp/gpiod-$api"
+    run_logged "gpiod-$api" in_arm64 bash -c "apt-get $opts update -qq && cd /tmp/gpiod-$api && apt-get $opts download $*"
+    unmount_all
+    rm -rf "$dir" && mkdir -p "$dir/root"
+    local deb
+    for deb in "$ARM64/tmp/gpiod-$api"/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
+    rm -rf "$ARM64/tmp/gpiod-$api"
+    [[ -f $dir/root/usr/include/gpiod.h && -f $dir/root/usr/lib/aarch64-linux-gnu/libgpiod.a ]] || {
+        echo "aarch64: libgpiod $api: gpiod.h or libgpiod.a missing in $dir" >&2; exit 1; }
+    local version
+    version=$(sed -n 's/^Version: //p' "$dir/root/usr/lib/aarch64-linux-gnu/pkgconfig/libgpiod.pc")
+    printf 'prefix=/ock/gpiod-%s/root/usr\nincludedir=${prefix}/include\nlibdir=${prefix}/lib/aarch64-linux-gnu\n\nName: libgpiod\nDescription: libgpiod %s for aarch64 (OpenCarKey cross build)\nVersion: %s\nLibs: -L${libdir} -lgpiod\nCflags: -I${includedir}\n' \
+        "$api" "$suite" "$version" > "$dir/libgpiod.pc"
+}
+if [[ $GPIOD_API == v1 ]] && ! stamped gpiod-v1-bookworm; then
+    t=$(now); gpiod_fetch v1 bookworm libgpiod-dev libgpiod2
+    stamp gpiod-v1-bookworm; step_done "libgpiod v1.6 (bookworm arm64)" "$t"
+fi
+if [[ $GPIOD_API == v2 ]] && ! stamped gpiod-v2-trixie; then
+    t=$(now); gpiod_fetch v2 trixie libgpiod-dev libgpiod3
+    stamp gpiod-v2-trixie; step_done "libgpiod v2 (trixie arm64)" "$t"
+fi
+
+# ---- 4. the Swift SDK bundle -----------------------------------------------------------
+# A trimmed copy of the arm64 tree: headers, the aarch64 libraries and crt files, gcc's
+# runtime, the Swift resource directories. About 1 GB instead of 3.
+if ! stamped "$sdk_stamp"; then
+    t=$(now); echo "aarch64: Swift SDK bundle $SDK_ID"
+    bundle=$AMD64$SDK_BUNDLE
+    sysroot=$AMD64$SYSROOT
+    rm -rf "$bundle"; mkdir -p "$sysroot"
+    # What the sysroot takes from the arm64 tree (those that exist: lib64 does not on arm64).
+    wanted=()
+    for path in lib lib64 usr/include usr/lib/aarch64-linux-gnu usr/lib/gcc/aarch64-linux-gnu usr/lib/linux \
+                usr/lib/ld-linux-aarch64.so.1 usr/share/pkgconfig \
+                usr/libexec/swift/lib/swift usr/libexec/swift/lib/swift_static usr/libexec/swift/lib/clang; do
+        [[ -e $ARM64/$path || -L $ARM64/$path ]] && wanted+=("$path")
+    done
+    # Left out: what only the arm64 tools need (perl, python, LLVM, ICU, gconv), and libgpiod
+    # and the shared libmosquitto, which come from step 3 and 5.
+    (cd "$ARM64" && tar -cf - \
+        --exclude='usr/lib/aarch64-linux-gnu/perl*' --exclude='usr/lib/aarch64-linux-gnu/gconv' \
+        --exclude='usr/lib/aarch64-linux-gnu/libLLVM*' --exclude='usr/lib/aarch64-linux-gnu/libclang*' \
+        --exclude='usr/lib/aarch64-linux-gnu/libpython*' --exclude='usr/lib/aarch64-linux-gnu/libicu*' \
+        --exclude='usr/lib/aarch64-linux-gnu/libgpiod*' --exclude='usr/include/gpiod*' \
+        --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/libgpiod*' \
+        --exclude='usr/lib/aarch64-linux-gnu/libmosquitto.so*' \
+        "${wanted[@]}") | tar -xf - -C "$sysroot"
+    # Absolute symlinks would resolve in the amd64 chroot: make them relative to the sysroot.
+    while IFS= read -r link; do
+        target=$(readlink "$link")
+        [[ $target == /* ]] || continue
+        ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$sysroot$target")" "$link"
+    done < <(find "$sysroot" -type l)
+    # Debian's list names ICU libraries Swift 6 no longer ships.
+    lnk=$sysroot/usr/libexec/swift/lib/swift_static/linux/static-executable-args.lnk
+    [[ -f $lnk ]] && sed -i '/-licu/d' "$lnk"
+    variant=$bundle/$SDK_ID/$TRIPLE
+    # No supportedTriples: Debian's swift names this host x86_64-pc-linux-gnu, not -unknown-.
+    cat > "$bundle/info.json" <<JSON
+{ "schemaVersion": "1.0",
+  "artifacts": { "$SDK_ID": { "type": "swiftSDK", "version": "$SWIFTLANG_VERSION",
+    "variants": [ { "path": "$SDK_ID/$TRIPLE" } ] } } }
+JSON
+    # The resource paths: SwiftPM passes the sysroot only to clang, so without them the
+    # compiler misses the SwiftGlibc module; --static-swift-stdlib (build.sh) selects the
+    # static one, which a static link needs.
+    cat > "$variant/swift-sdk.json" <<JSON
+{ "schemaVersion": "4.0",
+  "targetTriples": { "$TRIPLE": {
+    "sdkRootPath": "sysroot",
+    "swiftResourcesPath": "sysroot/usr/libexec/swift/lib/swift",
+    "swiftStaticResourcesPath": "sysroot/usr/libexec/swift/lib/swift_static",
+    "toolsetPaths": ["toolset.json"] } } }
+JSON
+    # lld from swiftlang (a relative linker path in a toolset does not resolve, -use-ld does).
+    cat > "$variant/toolset.json" <<JSON
+{ "schemaVersion": "1.0",
+  "swiftCompiler": { "extraCLIOptions": ["-use-ld=lld"] },
+  "cCompiler": { "extraCLIOptions": ["-fuse-ld=lld"] } }
+JSON
+    # Not `swift sdk install`, which would copy the sysroot into ~/.swiftpm: build.sh passes
+    # --swift-sdks-path /ock/sdk. Check here that SwiftPM reads the bundle.
+    mount_chroot "$AMD64"
+    run_logged sdk-check in_amd64 swift sdk list --swift-sdks-path /ock/sdk
+    unmount_all
+    grep -qx "$SDK_ID" "$LOGS/sdk-check.log" || { echo "aarch64: SwiftPM does not list $SDK_ID (see $LOGS/sdk-check.log)" >&2; exit 1; }
+    stamp "$sdk_stamp"; step_done "SDK bundle" "$t"
+fi
+
+# ---- 5. static libmosquitto for aarch64 ------------------------------------------------
+# Debian ships no libmosquitto.a. Debian's source package, client library only (as
+# scripts/build-libmosquitto-static.sh does for x86_64), cross-compiled with swiftlang's clang.
+mosq_stamp="mosquitto-$SWIFTLANG_VERSION-r$MOSQUITTO_REVISION"
+if ! stamped "$mosq_stamp"; then
+    t=$(now); echo "aarch64: static libmosquitto for aarch64"
+    rm -rf "$AMD64/ock/mosquitto" && mkdir -p "$AMD64/ock/mosquitto/src"
+    cat > "$AMD64/ock/mosquitto/toolchain.cmake" <<CMAKE
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+set(CMAKE_SYSROOT $SYSROOT)
+set(CMAKE_C_COMPILER /usr/libexec/swift/bin/clang)
+set(CMAKE_C_COMPILER_TARGET $TRIPLE)
+set(CMAKE_CXX_COMPILER /usr/libexec/swift/bin/clang++)
+set(CMAKE_CXX_COMPILER_TARGET $TRIPLE)
+set(CMAKE_AR /usr/bin/aarch64-linux-gnu-ar)
+set(CMAKE_RANLIB /usr/bin/aarch64-linux-gnu-ranlib)
+set(CMAKE_EXE_LINKER_FLAGS_INIT -fuse-ld=lld)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+CMAKE
+    mount_chroot "$AMD64"
+    run_logged mosquitto in_amd64 bash -c '
+        set -e
+        cd /ock/mosquitto/src && apt-get source -qq mosquitto
+        src=$(find /ock/mosquitto/src -mindepth 1 -maxdepth 1 -type d -name "mosquitto-*" | head -n 1)
+        cmake -S "$src" -B /ock/mosquitto/build -Wno-dev \
+            -DCMAKE_TOOLCHAIN_FILE=/ock/mosquitto/toolchain.cmake -DCMAKE_BUILD_TYPE=Release \
+            -DWITH_STATIC_LIBRARIES=ON -DWITH_PIC=ON \
+            -DWITH_TLS=ON -DWITH_TLS_PSK=ON -DWITH_THREADING=ON -DWITH_EC=ON \
+            -DWITH_BROKER=OFF -DWITH_APPS=OFF -DWITH_CLIENTS=OFF -DWITH_PLUGINS=OFF \
+            -DWITH_CJSON=OFF -DDOCUMENTATION=OFF -DWITH_LIB_CPP=OFF -DWITH_SRV=OFF
+        cmake --build /ock/mosquitto/build --target libmosquitto_static -j "$(nproc)"
+        mkdir -p /ock/mosquitto/lib
+        cp "$(find /ock/mosquitto/build -name libmosquitto_static.a | head -n 1)" /ock/mosquitto/lib/libmosquitto.a
+        file /ock/mosquitto/build/lib/CMakeFiles/libmosquitto_static.dir/mosquitto.c.o'
+    unmount_all
+    grep -q 'ARM aarch64' "$LOGS/mosquitto.log" || { echo "aarch64: libmosquitto.a is not aarch64 (see $LOGS/mosquitto.log)" >&2; exit 1; }
+    rm -rf "$AMD64/ock/mosquitto/src" "$AMD64/ock/mosquitto/build"
+    stamp "$mosq_stamp"; step_done "libmosquitto.a (aarch64)" "$t"
+fi
+
+if [[ ${OPENCARKEY_AARCH64_PRUNE:-0} == 1 && -d $ARM64 ]]; then
+    safe_rm "$ARM64"; rm -f "$STAMPS"/arm64-*
+    echo "aarch64: removed $ARM64 (OPENCARKEY_AARCH64_PRUNE=1)"
+fi
+step_done "setup" "$setup_start"
