@@ -13,6 +13,8 @@
 #   make static-aarch64  fully static, stripped carkey-agent and carkey for aarch64 in build/aarch64
 #                 (cross-built with Swift 6.0 from trixie chroots cached in /var/cache; scripts/aarch64)
 #   make deb      carkey-agent_VERSION_amd64.deb and _arm64.deb in build/deb (scripts/deb)
+#   make release  build/release/carkey-agent-VERSION-{x86_64,aarch64}.tar.gz for the Yocto recipe,
+#                 with the SRC_URI checksum lines (scripts/release/tarball.sh)
 #   make check-swift60  build and test the committed tree with Swift 6.0 in a trixie chroot
 #   make clean    remove build products (.build and build/)
 
@@ -33,7 +35,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test bench soak soak-long static static-aarch64 deb check-swift60 clean
+.PHONY: deps build run test bench soak soak-long static static-aarch64 deb release check-swift60 clean
 
 deps:
 	@scripts/deps.sh
@@ -81,6 +83,9 @@ static-aarch64: deps
 
 deb: static static-aarch64
 	@scripts/deb/build.sh
+
+release: static static-aarch64
+	@scripts/release/tarball.sh
 
 check-swift60:
 	scripts/check-swift60.sh

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# `make release`: the release tarballs the Yocto recipe consumes (yocto/meta-opencarkey),
+# one per architecture: build/release/carkey-agent-VERSION-ARCH.tar.gz with the top folder
+# carkey-agent-VERSION/ holding bin/carkey-agent, bin/carkey (static, stripped) and board/
+# (board files, overlays, unit, sysusers, udev rules, example config). Reproducible: names
+# sorted, owner 0, mtimes from the last commit, gzip without a timestamp. Then prints the
+# SRC_URI checksum lines for carkey-agent-release.inc (yocto/scripts/release-checksums.sh,
+# which also checks that every file the recipe installs is there).
+#
+# Usage: scripts/release/tarball.sh [--out DIR] [--x86_64 BINDIR] [--aarch64 BINDIR]
+#   defaults: --out build/release, --x86_64 build/static, --aarch64 build/aarch64
+#   An architecture whose BINDIR lacks carkey-agent or carkey is skipped with a message.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=$root/build/release
+declare -A bindir=([x86_64]=$root/build/static [aarch64]=$root/build/aarch64)
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --out) out=$2; shift 2 ;;
+        --x86_64|--aarch64) bindir[${1#--}]=$2; shift 2 ;;
+        *) echo "release: unknown argument $1" >&2; exit 2 ;;
+    esac
+done
+version=$(sed -n 's/.*static let version = "\(.*\)".*/\1/p' "$root/Sources/Protocol/BuildInfo.swift")
+[[ -n $version ]] || { echo "release: no version in Sources/Protocol/BuildInfo.swift" >&2; exit 1; }
+epoch=$(git -C "$root" log -1 --format=%ct 2>/dev/null || date +%s)
+mkdir -p "$out"
+made=()
+for arch in x86_64 aarch64; do
+    dir=${bindir[$arch]}
+    if [[ ! -f $dir/carkey-agent || ! -f $dir/carkey ]]; then
+        echo "release: $arch skipped: no carkey-agent and carkey in $dir"
+        continue
+    fi
+    machine=$([[ $arch == x86_64 ]] && echo "x86-64" || echo "ARM aarch64")
+    for binary in carkey-agent carkey; do
+        description=$(file -b "$dir/$binary")
+        [[ $description == *"$machine"* && $description == *"statically linked"* ]] \
+            || { echo "release: $dir/$binary is not a static $arch executable: $description" >&2; exit 1; }
+    done
+    stage=$(mktemp -d)
+    top=$stage/carkey-agent-$version
+    mkdir -p "$top/bin"
+    install -m 0755 "$dir/carkey-agent" "$dir/carkey" "$top/bin/"
+    git -C "$root" ls-files -z board | (cd "$root" && xargs -0 cp --parents -t "$top")
+    tarball=$out/carkey-agent-$version-$arch.tar.gz
+    tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -C "$stage" \
+        -cf - "carkey-agent-$version" | gzip -n -9 > "$tarball"
+    rm -rf "$stage"
+    echo "release: $tarball ($(stat -c %s "$tarball") bytes)"
+    made+=("$tarball")
+done
+[[ ${#made[@]} -gt 0 ]] || { echo "release: no architecture had binaries (make static, make static-aarch64)" >&2; exit 1; }
+"$root/yocto/scripts/release-checksums.sh" "${made[@]}"
