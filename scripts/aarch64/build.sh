@@ -47,12 +47,15 @@ step_done "copy working tree" "$t"
 # moved aside after each product's link and kept in the cache for runs that do not relink.
 sysroot_pc="$SYSROOT/usr/lib/aarch64-linux-gnu/pkgconfig"
 flags=(-c release --swift-sdks-path /ock/sdk --swift-sdk "$SDK_ID" --scratch-path "$scratch"
+       --pkg-config-path /ock/clibs-bookworm
        --pkg-config-path "$sysroot_pc" --pkg-config-path "$SYSROOT/usr/share/pkgconfig"
        --pkg-config-path "/ock/gpiod-$GPIOD_API"
        --static-swift-stdlib -Xswiftc -static-executable
        -Xlinker -L/ock/mosquitto/lib
-       -Xlinker -lz -Xlinker -lzstd
-       -Xlinker -Map=/ock/out/link.map)
+       -Xlinker -Map=/ock/out/link.map
+       # Size (the target is 15 MB): the same options as make static (scripts/build-static.sh
+       # says what each saved); lld folds only functions whose address is never taken.
+       -Xswiftc -Osize -Xlinker --icf=safe)
 log=$out/build.log; : > "$log"
 bin_dir=$scratch/$TRIPLE/release
 for product in "${products[@]}"; do

@@ -34,8 +34,8 @@ mkdir -p "$STAMPS" "$LOGS"
 setup_start=$(now)
 
 # Bump a revision when the commands of its step change, so existing caches redo that step.
-SDK_REVISION=4
-MOSQUITTO_REVISION=1
+SDK_REVISION=5
+MOSQUITTO_REVISION=2
 
 # run_logged NAME CMD...: output to logs/NAME.log; the tail of it on failure.
 run_logged() {
@@ -116,6 +116,7 @@ need_arm64=0
 stamped "$sdk_stamp" || need_arm64=1
 [[ $GPIOD_API == v1 ]] && ! stamped "gpiod-v1-bookworm" && need_arm64=1
 [[ $GPIOD_API == v2 ]] && ! stamped "gpiod-v2-trixie" && need_arm64=1
+stamped clibs-bookworm || need_arm64=1
 if [[ $need_arm64 == 1 ]]; then
     if ! stamped arm64-debootstrap-trixie-stage1; then
         t=$(now); echo "aarch64: debootstrap --foreign trixie arm64 -> $ARM64"
@@ -152,21 +153,31 @@ fi
 # Kept apart per API in /ock/gpiod-vN with its own libgpiod.pc (absolute paths in the amd64
 # chroot), so switching GPIOD_API does not touch the SDK; build.sh puts the chosen one on the
 # pkg-config path. Only the static library and the header are used.
-gpiod_fetch() {  # API SUITE PACKAGES...
+# arm64_debs NAME SUITE PACKAGES...: the packages of SUITE for arm64 unpacked (not installed)
+# into $AMD64/ock/NAME/root.
+arm64_debs() {
     local api=$1 suite=$2; shift 2
-    local dir=$AMD64/ock/gpiod-$api lists=/var/lib/apt/lists-$suite
+    local dir=$AMD64/ock/$api lists=/var/lib/apt/lists-$suite
     mount_chroot "$ARM64"
     printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' "$MIRROR" "$suite" \
         > "$ARM64/etc/apt/opencarkey-$suite.list"
     # Its own source list and index directory: the tree's apt configuration stays trixie only.
     local opts="-o Dir::Etc::SourceList=/etc/apt/opencarkey-$suite.list -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=$lists"
     rm -rf "$ARM64/tmp/gpiod-$api" && mkdir -p "$ARM64$lists/partial" "$ARM64/tmp/gpiod-$api"
-    run_logged "gpiod-$api" in_arm64 bash -c "apt-get $opts update -qq && cd /tmp/gpiod-$api && apt-get $opts download $*"
+    # PACKAGE/SUITE: the arm64 tree has trixie's versions of some installed, which apt would
+    # otherwise ask for.
+    local wanted=("${@/%//$suite}")
+    run_logged "gpiod-$api" in_arm64 bash -c "apt-get $opts update -qq && cd /tmp/gpiod-$api && apt-get $opts download ${wanted[*]}"
     unmount_all
     rm -rf "$dir" && mkdir -p "$dir/root"
     local deb
     for deb in "$ARM64/tmp/gpiod-$api"/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
     rm -rf "$ARM64/tmp/gpiod-$api"
+}
+gpiod_fetch() {  # API SUITE PACKAGES...
+    local api=$1 suite=$2; shift 2
+    local dir=$AMD64/ock/gpiod-$api
+    arm64_debs "gpiod-$api" "$suite" "$@"
     [[ -f $dir/root/usr/include/gpiod.h && -f $dir/root/usr/lib/aarch64-linux-gnu/libgpiod.a ]] || {
         echo "aarch64: libgpiod $api: gpiod.h or libgpiod.a missing in $dir" >&2; exit 1; }
     local version
@@ -181,6 +192,32 @@ fi
 if [[ $GPIOD_API == v2 ]] && ! stamped gpiod-v2-trixie; then
     t=$(now); gpiod_fetch v2 trixie libgpiod-dev libgpiod3
     stamp gpiod-v2-trixie; step_done "libgpiod v2 (trixie arm64)" "$t"
+fi
+
+# ---- 3b. OpenSSL and SQLite for aarch64 from bookworm, outside the sysroot ------------------
+# The same versions the x86_64 build and every test on this machine use (bookworm's OpenSSL
+# 3.0 and SQLite 3.40, security-supported by Debian), so what is tested is what ships. trixie's
+# OpenSSL 3.5 also made the agent 2.4 MB bigger: libcrypto 4.43 MB against 2.88, libssl 0.82
+# against 0.40, plus 0.66 MB of zlib and zstd it links (carkey-bench size, 2026-12-02).
+# The SDK's sysroot leaves trixie's copies out (step 4), so a wrong search path fails the
+# build instead of mixing headers of one version with the library of another.
+if ! stamped clibs-bookworm; then
+    t=$(now)
+    arm64_debs clibs-bookworm bookworm libssl-dev libssl3 libsqlite3-dev libsqlite3-0
+    dir=$AMD64/ock/clibs-bookworm
+    [[ -f $dir/root/usr/lib/aarch64-linux-gnu/libcrypto.a && -f $dir/root/usr/lib/aarch64-linux-gnu/libssl.a \
+       && -f $dir/root/usr/lib/aarch64-linux-gnu/libsqlite3.a && -f $dir/root/usr/include/openssl/ssl.h \
+       && -f $dir/root/usr/include/sqlite3.h ]] || { echo "aarch64: bookworm OpenSSL/SQLite files missing in $dir" >&2; exit 1; }
+    ssl_version=$(sed -n 's/^Version: //p' "$dir/root/usr/lib/aarch64-linux-gnu/pkgconfig/openssl.pc")
+    sqlite_version=$(sed -n 's/^Version: //p' "$dir/root/usr/lib/aarch64-linux-gnu/pkgconfig/sqlite3.pc")
+    # Absolute paths in the amd64 chroot; configuration.h is in the multiarch include folder.
+    head='prefix=/ock/clibs-bookworm/root/usr\nincludedir=${prefix}/include\nlibdir=${prefix}/lib/aarch64-linux-gnu\n\n'
+    cflags='Cflags: -I${includedir} -I${includedir}/aarch64-linux-gnu\n'
+    printf "${head}Name: OpenSSL\nDescription: bookworm OpenSSL for aarch64 (OpenCarKey cross build)\nVersion: %s\nRequires: libssl libcrypto\n" "$ssl_version" > "$dir/openssl.pc"
+    printf "${head}Name: OpenSSL-libssl\nDescription: bookworm libssl for aarch64\nVersion: %s\nRequires.private: libcrypto\nLibs: -L\${libdir} -lssl\n${cflags}" "$ssl_version" > "$dir/libssl.pc"
+    printf "${head}Name: OpenSSL-libcrypto\nDescription: bookworm libcrypto for aarch64\nVersion: %s\nLibs: -L\${libdir} -lcrypto\nLibs.private: -ldl -pthread\n${cflags}" "$ssl_version" > "$dir/libcrypto.pc"
+    printf "${head}Name: SQLite\nDescription: bookworm SQLite for aarch64\nVersion: %s\nLibs: -L\${libdir} -lsqlite3\nLibs.private: -lm -ldl -lpthread\nCflags: -I\${includedir}\n" "$sqlite_version" > "$dir/sqlite3.pc"
+    stamp clibs-bookworm; step_done "OpenSSL $ssl_version and SQLite $sqlite_version (bookworm arm64)" "$t"
 fi
 
 # ---- 4. the Swift SDK bundle -----------------------------------------------------------
@@ -207,6 +244,11 @@ if ! stamped "$sdk_stamp"; then
         --exclude='usr/lib/aarch64-linux-gnu/libgpiod*' --exclude='usr/include/gpiod*' \
         --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/libgpiod*' \
         --exclude='usr/lib/aarch64-linux-gnu/libmosquitto.so*' \
+        --exclude='usr/lib/aarch64-linux-gnu/libssl.*' --exclude='usr/lib/aarch64-linux-gnu/libcrypto.*' \
+        --exclude='usr/lib/aarch64-linux-gnu/libsqlite3.*' --exclude='usr/include/openssl' \
+        --exclude='usr/include/aarch64-linux-gnu/openssl' --exclude='usr/include/sqlite3*.h' \
+        --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/openssl.pc' --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/libssl.pc' \
+        --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/libcrypto.pc' --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/sqlite3.pc' \
         "${wanted[@]}") | tar -xf - -C "$sysroot"
     # Absolute symlinks would resolve in the amd64 chroot: make them relative to the sysroot.
     while IFS= read -r link; do
@@ -252,7 +294,8 @@ fi
 
 # ---- 5. static libmosquitto for aarch64 ------------------------------------------------
 # Debian ships no libmosquitto.a. Debian's source package, client library only (as
-# scripts/build-libmosquitto-static.sh does for x86_64), cross-compiled with swiftlang's clang.
+# scripts/build-libmosquitto-static.sh does for x86_64), cross-compiled with swiftlang's clang
+# against the OpenSSL headers of step 3b (the library it will be linked with).
 mosq_stamp="mosquitto-$SWIFTLANG_VERSION-r$MOSQUITTO_REVISION"
 if ! stamped "$mosq_stamp"; then
     t=$(now); echo "aarch64: static libmosquitto for aarch64"
@@ -283,7 +326,11 @@ CMAKE
             -DWITH_STATIC_LIBRARIES=ON -DWITH_PIC=ON \
             -DWITH_TLS=ON -DWITH_TLS_PSK=ON -DWITH_THREADING=ON -DWITH_EC=ON \
             -DWITH_BROKER=OFF -DWITH_APPS=OFF -DWITH_CLIENTS=OFF -DWITH_PLUGINS=OFF \
-            -DWITH_CJSON=OFF -DDOCUMENTATION=OFF -DWITH_LIB_CPP=OFF -DWITH_SRV=OFF
+            -DWITH_CJSON=OFF -DDOCUMENTATION=OFF -DWITH_LIB_CPP=OFF -DWITH_SRV=OFF \
+            -DOPENSSL_INCLUDE_DIR=/ock/clibs-bookworm/root/usr/include \
+            -DOPENSSL_CRYPTO_LIBRARY=/ock/clibs-bookworm/root/usr/lib/aarch64-linux-gnu/libcrypto.a \
+            -DOPENSSL_SSL_LIBRARY=/ock/clibs-bookworm/root/usr/lib/aarch64-linux-gnu/libssl.a \
+            -DCMAKE_C_FLAGS=-I/ock/clibs-bookworm/root/usr/include/aarch64-linux-gnu
         cmake --build /ock/mosquitto/build --target libmosquitto_static -j "$(nproc)"
         mkdir -p /ock/mosquitto/lib
         cp "$(find /ock/mosquitto/build -name libmosquitto_static.a | head -n 1)" /ock/mosquitto/lib/libmosquitto.a
