@@ -284,6 +284,8 @@ private enum PackageLayout {
         "./usr/share/man/man8/carkey-agent.8.gz": "-rw-r--r-- root/root",
         "./usr/share/man/man1/carkey.1.gz": "-rw-r--r-- root/root",
         "./usr/share/opencarkey/boards/simulated.json": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/boards/raspberrypi5.json": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/overlays/opencarkey-dwm3000-rpi.dts": "-rw-r--r-- root/root",
     ]
 
     static func findings(_ deb: String, version: String, arch: String) throws -> [String] {
@@ -321,6 +323,8 @@ private enum PackageLayout {
         let check = """
             set -e; d=$(mktemp -d); trap 'rm -rf "$d"' EXIT; dpkg-deb -e "$1" "$d"
             [ "$(cat "$d/conffiles")" = /etc/opencarkey/agent.json ] || echo "conffiles: $(cat "$d/conffiles")"
+            # The shipped config must not carry a service PIN (every car would share it).
+            dpkg-deb --fsys-tarfile "$1" | tar -xO ./etc/opencarkey/agent.json | grep -q '"pin"' && echo "agent.json carries a service PIN"
             for s in postinst prerm postrm; do
               [ -x "$d/$s" ] || echo "$s missing or not executable"
               [ ! -e "$d/$s" ] || sh -n "$d/$s" || echo "$s: sh -n failed"

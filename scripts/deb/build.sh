@@ -142,16 +142,19 @@ build_one() { # ARCH
         [[ $(basename "$boardfile") == agent.example.json ]] && continue
         install -D -m 0644 "$boardfile" "$stage/usr/share/opencarkey/boards/$(basename "$boardfile")"
     done
+    # The device-tree overlay sources, compiled on the board (board/README.md, "Boards").
+    local overlay
+    for overlay in "$board"/overlays/*.dts; do
+        [[ -f $overlay ]] && install -D -m 0644 "$overlay" "$stage/usr/share/opencarkey/overlays/$(basename "$overlay")"
+    done
     # 0640 root:root in the archive; the postinst's dpkg-statoverride makes it root:carkey (the
-    # group does not exist when the package is built). It holds the service PIN.
-    # The example names its board file relative to itself and a scratch state directory;
-    # installed, the board files are in /usr/share/opencarkey/boards and the state in
-    # /var/lib/opencarkey, so the packaged copy says so (nothing else is changed).
+    # group does not exist when the package is built). It may hold the service PIN once set.
+    # Not board/agent.example.json: that one is for the simulated car on a workstation, with a
+    # pty console and a service PIN everybody can read in this repository, which no car may
+    # ship with. The packaged file has no PIN (service mode off) and no console.
     install -d -m 0755 "$stage/etc/opencarkey"
-    sed -e 's|"board": *"\([^"/]*\)"|"board": "/usr/share/opencarkey/boards/\1"|' \
-        -e 's|"stateDirectory": *"[^"]*"|"stateDirectory": "/var/lib/opencarkey"|' \
-        "$config" >"$stage/etc/opencarkey/agent.json"
-    chmod 0640 "$stage/etc/opencarkey/agent.json"
+    install -m 0640 "$templates/agent.json" "$stage/etc/opencarkey/agent.json"
+    if grep -q '"pin"' "$stage/etc/opencarkey/agent.json"; then die "the packaged agent.json must not carry a service PIN"; fi
     local named
     named=$(sed -n 's|.*"board": *"\(/usr/share/opencarkey/boards/[^"]*\)".*|\1|p' "$stage/etc/opencarkey/agent.json")
     [[ -z $named || -f $stage$named ]] || die "the config names the board file $named, which is not packaged"
