@@ -11,11 +11,7 @@ import Glibc
 #endif
 
 final class Aarch64StaticTests: XCTestCase {
-    private static var repositoryRoot: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    private static var repositoryRoot: String { Subprocess.repositoryRoot }
     private static var artifacts: String { repositoryRoot + "/build/aarch64" }
     private static var smoke: String { repositoryRoot + "/scripts/aarch64/smoke.sh" }
     /// Every check smoke.sh makes, in order: the script must report each one as ok.

@@ -13,11 +13,7 @@ final class AgentConfigCLITests: XCTestCase {
     override func setUp() { folder = Subprocess.makeTemporaryDirectory() }
     override func tearDown() { Subprocess.removeTree(folder) }
 
-    private static var repositoryRoot: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    private static var repositoryRoot: String { Subprocess.repositoryRoot }
 
     private func run(config json: String, _ extra: [String] = []) throws -> ProcessResult {
         let path = folder + "/agent.json"

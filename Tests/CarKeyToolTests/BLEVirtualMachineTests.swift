@@ -15,11 +15,7 @@ final class BLEVirtualMachineTests: XCTestCase {
     /// Every scenario the lane must report as ok (scripts/ble-vm/scenarios.sh).
     static let scenarios = ["start", "enroll", "unlock", "lock", "share", "link-loss", "power-cycle", "stop", "bluetoothd"]
 
-    private static var repositoryRoot: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    private static var repositoryRoot: String { Subprocess.repositoryRoot }
 
     private static func environment(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }

@@ -10,11 +10,7 @@ import Glibc
 #endif
 
 final class BoardSupportTests: XCTestCase {
-    static var repositoryRoot: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    static var repositoryRoot: String { Subprocess.repositoryRoot }
 
     private var folder = ""
     override func setUp() { folder = Subprocess.makeTemporaryDirectory() }

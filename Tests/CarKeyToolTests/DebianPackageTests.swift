@@ -14,11 +14,7 @@ import Glibc
 #endif
 
 final class DebianPackageTests: XCTestCase {
-    private static var repositoryRoot: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    private static var repositoryRoot: String { Subprocess.repositoryRoot }
 
     private static var required: Bool { environment("CARKEY_REQUIRE_ARTIFACTS") == "1" }
 
@@ -260,11 +256,7 @@ private struct LintianReport {
 private struct LintianFailure: Error { let reason: String }
 
 private enum DebianPackageLocations {
-    static var root: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    static var root: String { Subprocess.repositoryRoot }
 }
 
 /// What the archive must hold, read with dpkg-deb -c (listing) and -f / --ctrl-tarfile (control).

@@ -5,11 +5,7 @@
 import XCTest
 
 final class ReleaseTarballTests: XCTestCase {
-    private static var root: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    private static var root: String { Subprocess.repositoryRoot }
     private static var script: String { root + "/scripts/release/tarball.sh" }
     private static let staticStandIn = "/bin/busybox"
 

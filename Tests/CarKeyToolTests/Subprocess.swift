@@ -13,6 +13,14 @@ struct ProcessResult {
 }
 
 enum Subprocess {
+    /// The repository's top folder (this file is Tests/CarKeyToolTests/Subprocess.swift), for
+    /// tests that read the tree's scripts, board files and build products.
+    static var repositoryRoot: String {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        return parts.joined(separator: "/")
+    }
+
     /// The folder holding the test bundle, where SwiftPM also puts the executables.
     static var productsDirectory: String {
         var buffer = [CChar](repeating: 0, count: 4096)

@@ -8,11 +8,7 @@ import Glibc
 #endif
 
 final class SystemdUnitTests: XCTestCase {
-    private static var repositoryRoot: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    private static var repositoryRoot: String { Subprocess.repositoryRoot }
 
     func testTheUnitVerifiesAndIsANotifyServiceWithAWatchdog() throws {
         let unit = String(decoding: try Files.read(Self.repositoryRoot + "/board/systemd/carkey-agent.service", limit: 1 << 16), as: UTF8.self)

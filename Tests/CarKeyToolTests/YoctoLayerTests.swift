@@ -9,11 +9,7 @@ import Glibc
 #endif
 
 final class YoctoLayerTests: XCTestCase {
-    private static var root: String {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)
-        return parts.joined(separator: "/")
-    }
+    private static var root: String { Subprocess.repositoryRoot }
     private static var layer: String { root + "/yocto/meta-opencarkey" }
     private static var recipe: String { layer + "/recipes-opencarkey/carkey-agent/carkey-agent_0.1.0.bb" }
     private static var image: String { layer + "/recipes-opencarkey/images/opencarkey-image.bb" }
