@@ -4,7 +4,11 @@
 #   make build    debug build of everything
 #   make run      build, then the scripted demo (scripts/demo.sh): a simulated car, an owner
 #                 pairs and shares, a friend is allowed, refused and revoked; timeline printed
-#   make test     deps + build + every test suite (swift test)
+#   make test     deps + build + every test suite (swift test), attack suite at small budgets
+#                 included; its table is printed at the end
+#   make attack   the attack suite alone (every Attack* test) at ATTACK_SCALE (10) times the
+#                 budgets of make test, then the table: attack, tries, owner success, unauthorised
+#                 actions, crashes (scripts/attack-table.sh)
 #   make bench    release build of carkey-bench and carkey-agent, then run the benchmarks (one JSON
 #                 object per line; the idle lines also measure build/static/carkey-agent if present)
 #   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
@@ -35,7 +39,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test bench soak soak-long static static-aarch64 deb release check-swift60 clean
+.PHONY: deps build run test attack bench soak soak-long static static-aarch64 deb release check-swift60 clean
 
 deps:
 	@scripts/deps.sh
@@ -46,8 +50,21 @@ build: deps
 run: build
 	@scripts/demo.sh $(SCRATCH)/debug
 
+# Attack* tests append one JSON line per attack here (Tests/Harness/AttackReport.swift).
+ATTACK_REPORT := $(abspath $(SCRATCH))/attack-report.jsonl
+ATTACK_SCALE ?= 10
+
 test: deps build
-	$(SWIFT) test $(SWIFTPM)
+	rm -f $(ATTACK_REPORT)
+	CARKEY_ATTACK_REPORT=$(ATTACK_REPORT) $(SWIFT) test $(SWIFTPM); status=$$?; \
+	    scripts/attack-table.sh $(ATTACK_REPORT) || [[ $$status != 0 ]] || status=1; exit $$status
+
+attack: deps
+	$(SWIFT) build $(SWIFTPM) --build-tests
+	rm -f $(ATTACK_REPORT)
+	CARKEY_ATTACK_SCALE=$(ATTACK_SCALE) CARKEY_ATTACK_REPORT=$(ATTACK_REPORT) \
+	    $(SWIFT) test $(SWIFTPM) --skip-build --filter '\.Attack'; status=$$?; \
+	    scripts/attack-table.sh $(ATTACK_REPORT) || [[ $$status != 0 ]] || status=1; exit $$status
 
 bench: deps
 	$(SWIFT) build $(SWIFTPM) -c release --product carkey-bench
