@@ -78,6 +78,8 @@ final class CarService {
         case .message(let link, let bytes):
             // Messages read before the agent closed this link are moot.
             guard server.isOpen(link), !closing.contains(link) else { return }
+            // Refusals carry the vehicle state: it must be the car's, never a default.
+            engine.observeVehicleState(actuator.state)
             execute(engine.receive(bytes, from: link, now: clock.now()))
         case .closed(let link, let reason):
             // A phone hanging up is routine; a malformed frame or an I/O error is news.
@@ -91,6 +93,7 @@ final class CarService {
     /// Once a second: engine housekeeping, then connections that never authenticated.
     func tick() {
         let now = clock.now()
+        engine.observeVehicleState(actuator.state)
         execute(engine.tick(now: now))
         keys.tick(now: now)
         if let uwb, uwb.walkAway(nowMillis: now.monotonicMillis, state: actuator.state) {

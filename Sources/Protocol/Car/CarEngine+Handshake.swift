@@ -33,7 +33,12 @@ extension CarProtocolEngine {
     mutating func handleAuthResponse(_ response: AuthResponseMessage, raw: Bytes, link: LinkID, now: ProtocolTime) -> [CarAction] {
         guard case .challenged(let pending)? = links[link],
               ConstantTime.equals(pending.challenge, response.challenge) else {
-            // Not this link's outstanding challenge: nothing is consumed.
+            // Not this link's outstanding challenge: nothing is consumed. A challenge of this
+            // link that expired and was swept by `tick` is still rule A3: the answer must not
+            // depend on whether the sweep ran before the AuthResponse arrived.
+            if let expired = usedChallenges.expiry(of: response.challenge), expired.link == link {
+                return rejectBeforeSession(.challengeExpired, link: link, keyID: expired.keyID, now: now)
+            }
             let fault: FaultCode = usedChallenges.contains(response.challenge) ? .reusedChallenge : .unknownChallenge
             return rejectBeforeSession(fault, link: link, keyID: pendingKeyID(link), now: now)
         }

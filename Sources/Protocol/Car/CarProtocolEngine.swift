@@ -19,6 +19,8 @@ public struct CarProtocolEngine: Sendable {
     var inFlight: [CommandToken: CommandRequest] = [:]
     var nextToken: UInt64 = 1
     /// Last state the agent reported; fault Responses carry it rather than a made-up value.
+    /// The agent seeds it before the first message (`observeVehicleState`): until then a
+    /// Response would tell the phone "unlocked" about a locked car.
     var lastVehicleState: VehicleState = []
     /// The open pairing window, if any (owner enrollment).
     var pairingWindow: PairingWindow?
@@ -42,6 +44,17 @@ public struct CarProtocolEngine: Sendable {
         self.usedChallenges = UsedChallengeMemory(capacity: configuration.usedChallengeMemory)
         self.rateLimiter = RateLimiter(policy: configuration.rateLimit, capacity: configuration.rateLimitedLinkMemory)
     }
+
+    /// Takes the car's current state (lock, doors, trunk) for the Responses the engine sends
+    /// on its own: faults, refusals, session ends. The agent calls it before handing the
+    /// engine a message or a tick, so a state changed elsewhere (a remote command, a door
+    /// switch, start-up) is never reported stale.
+    public mutating func observeVehicleState(_ state: VehicleState) {
+        lastVehicleState = state
+    }
+
+    /// The state fault Responses carry now (tests, diagnostics).
+    public var reportedVehicleState: VehicleState { lastVehicleState }
 
     /// The car identity public key phones pin at enrollment.
     public var identityPublicKey: P256PublicKey { identity.publicKey }
@@ -149,7 +162,9 @@ public struct CarProtocolEngine: Sendable {
                 actions += closeSession(link, session: session, reason: .sessionExpired, now: now)
             case .challenged(let pending) where isExpired(pending, now: now):
                 links[link] = nil
-                usedChallenges.insert(pending.challenge)
+                // Remembered as expired on this link, so a late AuthResponse is answered
+                // challengeExpired (rule A3) with its key ID, not reusedChallenge.
+                usedChallenges.insert(pending.challenge, expiredOn: link, keyID: pending.keyID)
             case .pairing(let pending) where now.monotonicMillis > pending.issuedAtMillis + configuration.challengeLifetimeMillis:
                 links[link] = nil
                 usedChallenges.insert(pending.challenge)
