@@ -17,6 +17,7 @@ let benchmarks: [(String, () throws -> Void)] = [
     ("proximity", { ProximityBench.run() }),
     ("uwb", { try UWBDriverBench.run() }),
     ("remote", { try RemoteCommandBench.run() }),
+    ("attack", { try PhoneLinkAttackBench.run() }),
     ("size", { try SizeBreakdown.run() }),
 ]
 

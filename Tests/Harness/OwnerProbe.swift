@@ -17,6 +17,13 @@ public struct OwnerProbeResult: Sendable {
     /// Connect-to-Response time of every attempt, in order.
     public var latenciesMillis: [UInt64]
 
+    public init(attempts: Int = 0, successes: Int = 0, outcomes: [String: Int] = [:], latenciesMillis: [UInt64] = []) {
+        self.attempts = attempts
+        self.successes = successes
+        self.outcomes = outcomes
+        self.latenciesMillis = latenciesMillis
+    }
+
     public var successPercent: Double { attempts > 0 ? Double(successes) * 100 / Double(attempts) : 0 }
 
     /// "58/60 ok within 1000 ms (96.7 %); refused.busy 2" for notes and failure messages.
