@@ -239,7 +239,7 @@ final class JSONParserTests: XCTestCase {
         XCTAssertEqual(failure.reason, "invalid number near line 3, column 11")
         XCTAssertFalse(failure.reason.contains(secret))
         guard case .failure(let duplicate) = JSONTree.decode(Array("{\"pin\": 1,\n\"pin\": 2}".utf8)) else { return XCTFail("accepted") }
-        XCTAssertEqual(duplicate.reason, "duplicate key near line 2, column 1")
+        XCTAssertEqual(duplicate.reason, "duplicate key \"pin\" near line 2, column 1")
         guard case .failure(let binary) = JSONTree.decode([0x22, 0x01, 0x22]) else { return XCTFail("accepted") }
         XCTAssertEqual(binary.reason, "unescaped control character in a string near line 1, column 2")
         XCTAssertEqual(JSONTree.decode(Array("[true]".utf8)), .success(.array([.bool(true)])))

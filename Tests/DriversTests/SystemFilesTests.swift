@@ -47,7 +47,7 @@ final class SystemFilesTests: XCTestCase {
         let path = folder + "/big"
         try Files.writeAtomically([UInt8](repeating: 7, count: 5000), to: path)
         XCTAssertThrowsError(try Files.read(path, limit: 4096)) { error in
-            XCTAssertEqual((error as? Errno)?.rawValue, EFBIG)
+            XCTAssertEqual(error as? FileReadError, .tooLarge(path: path, limit: 4096))
         }
         XCTAssertEqual(try Files.read(path, limit: 5000).count, 5000)
     }

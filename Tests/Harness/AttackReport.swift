@@ -81,10 +81,11 @@ public enum AttackReport {
         // Straight to descriptor 1: print's buffer may not be flushed before a test crashes.
         _ = Array(line.utf8).withUnsafeBytes { write(1, $0.baseAddress, $0.count) }
         guard let raw = getenv("CARKEY_ATTACK_REPORT") else { return }
+        let record = result.jsonLine + "\n"
         let fd = open(raw, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return }
         defer { close(fd) }
         // One write(2) per line with O_APPEND: lines from parallel test processes never interleave.
-        _ = Array(line.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = Array(record.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     }
 }

@@ -12,6 +12,8 @@ public enum BoardDescriptionError: Error, Equatable, Sendable, CustomStringConve
     case missingKey(String)
     /// A key has a value of the wrong type or out of range.
     case invalidValue(key: String, expected: String)
+    /// A number with a fraction where an integer is expected (17.5): refused, never truncated.
+    case notInteger(key: String, problem: String)
     /// Two roles claim the same chip line.
     case duplicateLine(key: String, sameAs: String)
 
@@ -20,7 +22,7 @@ public enum BoardDescriptionError: Error, Equatable, Sendable, CustomStringConve
         switch self {
         case .unreadable, .malformedJSON: return nil
         case .unknownKey(let key, _), .missingKey(let key): return key
-        case .invalidValue(let key, _), .duplicateLine(let key, _): return key
+        case .invalidValue(let key, _), .duplicateLine(let key, _), .notInteger(let key, _): return key
         }
     }
 
@@ -31,6 +33,7 @@ public enum BoardDescriptionError: Error, Equatable, Sendable, CustomStringConve
         case .unknownKey(let key, let expected): return "\(key): unknown key, expected one of \(expected)"
         case .missingKey(let key): return "\(key): required key is missing"
         case .invalidValue(let key, let expected): return "\(key): expected \(expected)"
+        case .notInteger(let key, let problem): return "\(key): \(problem)"
         case .duplicateLine(let key, let other): return "\(key): same chip line as \(other)"
         }
     }

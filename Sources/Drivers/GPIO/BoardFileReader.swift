@@ -78,12 +78,14 @@ enum BoardFileReader {
 
     private static func integer(_ value: BoardJSON?, at path: String, allowed: [Int64], expected: String) throws(BoardDescriptionError) -> Int64? {
         guard let value else { return nil }
+        if let problem = value.notIntegerProblem { throw .notInteger(key: path, problem: problem) }
         guard case .integer(let number) = value, allowed.contains(number) else { throw .invalidValue(key: path, expected: expected) }
         return number
     }
 
     private static func integer(_ value: BoardJSON?, at path: String, range: ClosedRange<Int64>, expected: String) throws(BoardDescriptionError) -> Int64? {
         guard let value else { return nil }
+        if let problem = value.notIntegerProblem { throw .notInteger(key: path, problem: problem) }
         guard case .integer(let number) = value, range.contains(number) else { throw .invalidValue(key: path, expected: expected) }
         return number
     }
@@ -113,6 +115,7 @@ enum BoardFileReader {
         try rejectUnknown(fields, allowed: isOutput ? outputKeys : inputKeys, at: path)
         let chip = try string(fields["chip"], at: "\(path).chip", required: true) ?? ""
         guard (1...64).contains(chip.count) else { throw .invalidValue(key: "\(path).chip", expected: "a chip name or label, 1 to 64 characters") }
+        if let problem = fields["line"]?.notIntegerProblem { throw .notInteger(key: "\(path).line", problem: problem) }
         guard case .integer(let offset)? = fields["line"] else {
             if fields["line"] == nil { throw .missingKey("\(path).line") }
             throw .invalidValue(key: "\(path).line", expected: lineExpectation)
@@ -169,6 +172,7 @@ enum BoardFileReader {
 
     private static func milliseconds(_ value: BoardJSON?, at path: String, range: ClosedRange<UInt64>) throws(BoardDescriptionError) -> UInt64? {
         guard let value else { return nil }
+        if let problem = value.notIntegerProblem { throw .notInteger(key: path, problem: problem) }
         guard case .integer(let number) = value, number >= 0, range.contains(UInt64(number)) else {
             throw .invalidValue(key: path, expected: "an integer from \(range.lowerBound) to \(range.upperBound) (milliseconds)")
         }

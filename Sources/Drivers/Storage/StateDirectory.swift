@@ -4,7 +4,8 @@
 //   DIR/carkey.db      0600  SQLite database (sealed records, event log, trusted time)
 //   DIR/carkey.db-wal  0600  SQLite write-ahead log  } created by SQLite with the database's
 //   DIR/carkey.db-shm  0600  SQLite shared memory    } mode, which is why carkey.db is pre-created
-//   DIR/storage.key    0600  the 32-byte storage key (FileKeyProvider); never back it up with the DB
+//   DIR/storage.key    0600  the 32-byte storage key (FileKeyProvider); back it up apart from the DB, kept secret
+//   DIR/storage.key.provisional  a first start's key until the identity it seals is stored
 //
 // Policy: anything owned by another user is refused (that user could read or swap it, and
 // chown would hide the problem). A directory or database with loose permissions is repaired to
@@ -49,6 +50,7 @@ public struct StateDirectory: Sendable {
     /// Creates the directory if missing, checks ownership and modes of everything in it, and
     /// pre-creates an empty carkey.db with mode 0600 (see the layout above). Returns repairs.
     public func prepare() throws -> [PermissionRepair] {
+        try Self.refuseSymlinks(in: path)
         var repairs = [PermissionRepair]()
         if let info = try Self.status(path, followLinks: true) {
             guard info.st_mode & S_IFMT == S_IFDIR else { throw StorageError.notADirectory(path: path) }
@@ -91,6 +93,35 @@ public struct StateDirectory: Sendable {
         guard fchmod(fd.rawValue, Self.fileMode) == 0 else { throw StorageError.system(.current("chmod \(databasePath)")) }
     }
 
+    /// Refuses a state directory reached through a symbolic link (the directory itself or a
+    /// folder above it). SQLite opens the database with SQLITE_OPEN_NOFOLLOW, which refuses any
+    /// symlink in the path with a bare "unable to open database file" (code 14); and following
+    /// one would let whoever can re-point it swap the car's store. So it is refused here, naming
+    /// the link, its target and the real path to use instead: not resolved silently.
+    public static func refuseSymlinks(in path: String) throws {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") where component != "." {
+            prefix += (prefix == "/" ? "" : "/") + component
+            var info = stat()
+            guard lstat(prefix, &info) == 0 else { return }  // missing: created later, no link in it
+            guard info.st_mode & S_IFMT == S_IFLNK else { continue }
+            throw SymlinkedStateDirectory(directory: path, link: prefix, target: linkTarget(prefix), realPath: realPath(path))
+        }
+    }
+
+    private static func linkTarget(_ path: String) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return "?" }
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// stat or lstat; nil when the path does not exist.
     static func status(_ path: String, followLinks: Bool) throws -> stat? {
         var info = stat()
@@ -109,5 +140,23 @@ public struct StateDirectory: Sendable {
         guard current != mode else { return nil }
         guard chmod(path, mode) == 0 else { throw StorageError.system(.current("chmod \(path)")) }
         return PermissionRepair(path: path, oldMode: UInt32(current), newMode: UInt32(mode))
+    }
+}
+
+/// The state directory's path goes through a symbolic link (see StateDirectory.refuseSymlinks).
+public struct SymlinkedStateDirectory: Error, Equatable, Sendable, CustomStringConvertible {
+    public let directory: String
+    /// The component of `directory` that is a link (the directory itself or a parent).
+    public let link: String
+    public let target: String
+    /// Where the link leads, when it resolves.
+    public let realPath: String?
+
+    public var description: String {
+        let subject = link == directory || link == "./" + directory
+            ? "state directory \(directory) is a symlink to \(target)"
+            : "state directory \(directory): \(link) is a symlink to \(target)"
+        let advice = realPath.map { "use the real path \($0)" } ?? "use the real path"
+        return subject + ": \(advice) (symbolic links are refused: SQLite will not open a database through one)"
     }
 }

@@ -6,16 +6,34 @@ import Musl
 #endif
 
 public enum Files {
-    /// Reads a whole file, refusing anything larger than `limit` bytes.
+    /// Reads a whole regular file, refusing anything larger than `limit` bytes: the one reader
+    /// for every file a person or an installer provides (config, board, OTA config sets, CA and
+    /// key files). The open never blocks: O_NONBLOCK stops a FIFO (or a tty, or a device)
+    /// planted as a config file from hanging start-up in open(2) where no signal is looked at;
+    /// fstat on the opened descriptor then refuses anything but a regular file, with no window
+    /// for a swap between check and read. O_NONBLOCK is cleared before reading so the reads
+    /// behave as usual. Throws FileReadError for what this adds, Errno for the syscalls.
     public static func read(_ path: String, limit: Int = 1 << 20) throws -> [UInt8] {
-        let fd = try FileDescriptor.open(path, O_RDONLY)
+        let fd = try FileDescriptor.open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY)
         defer { fd.close() }
+        var info = stat()
+        guard fstat(fd.rawValue, &info) == 0 else { throw Errno.current("stat \(path)") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw FileReadError.notRegularFile(path: path, kind: FileReadError.kindName(info.st_mode))
+        }
+        // A size known up front is refused before any byte is read.
+        guard info.st_size <= off_t(limit) else { throw FileReadError.tooLarge(path: path, limit: limit) }
+        let flags = fcntl(fd.rawValue, F_GETFL)
+        guard flags >= 0, fcntl(fd.rawValue, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+            throw Errno.current("fcntl \(path)")
+        }
         var out = [UInt8]()
         while true {
-            let chunk = try fd.read(upTo: 65536)
+            // The bound holds even for a file that grows while it is read.
+            let chunk = try fd.read(upTo: min(65536, limit + 1 - out.count))
             if chunk.isEmpty { return out }
             out += chunk
-            if out.count > limit { throw Errno(EFBIG, "read \(path): larger than \(limit) bytes") }
+            if out.count > limit { throw FileReadError.tooLarge(path: path, limit: limit) }
         }
     }
 

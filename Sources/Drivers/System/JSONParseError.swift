@@ -53,8 +53,11 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
         case loneSurrogate
         /// Bytes that are not well-formed UTF-8 (RFC 3629: no overlongs, no encoded surrogates).
         case invalidUTF8
-        /// A key that already appeared in the same object.
+        /// A key that already appeared in the same object; `JSONParseError.keyPath` names it.
         case duplicateKey
+        /// UTF-16 or UTF-32 text (a byte order mark or NUL bytes up front): the encoding's name.
+        /// RFC 8259 section 8.1 requires UTF-8; an editor saving "Unicode" is the usual cause.
+        case notUTF8(encoding: String)
         /// A comma right before `]` or `}`.
         case trailingComma
         case tooLarge
@@ -66,13 +69,25 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
     public let kind: Kind
     /// Zero-based byte offset in the input where the problem was found.
     public let offset: Int
+    /// For a duplicate key: where it is, dotted with array indices ("outputs[1].line"), the
+    /// key last; printable ASCII only and shortened, as it may come from the network.
+    public let keyPath: String?
 
-    public init(_ kind: Kind, at offset: Int) {
+    public init(_ kind: Kind, at offset: Int, keyPath: String? = nil) {
         self.kind = kind
         self.offset = offset
+        self.keyPath = keyPath
     }
 
-    public var description: String { "\(summary) at byte \(offset)" }
+    /// The same problem at the same byte; the key path is detail for people.
+    public static func == (lhs: JSONParseError, rhs: JSONParseError) -> Bool {
+        lhs.kind == rhs.kind && lhs.offset == rhs.offset
+    }
+
+    public var description: String {
+        if case .notUTF8 = kind { return summary }
+        return "\(summary) at byte \(offset)"
+    }
 
     /// A few words for the kind, without any of the document's text.
     public var summary: String {
@@ -92,7 +107,8 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
         case .invalidUnicodeEscape: return "invalid \\u escape"
         case .loneSurrogate: return "unpaired UTF-16 surrogate escape"
         case .invalidUTF8: return "invalid UTF-8"
-        case .duplicateKey: return "duplicate key"
+        case .duplicateKey: return keyPath.map { "duplicate key \"\($0)\"" } ?? "duplicate key"
+        case .notUTF8(let encoding): return "file is \(encoding), expected UTF-8"
         case .trailingComma: return "trailing comma"
         case .tooLarge: return "document too large"
         case .tooDeep: return "nested too deeply"

@@ -2,8 +2,14 @@
 // JSONDecoder, which alone (with the regex and collection modules it drags in) was about a
 // quarter of the static binary. Strict where the decoder was lax: no trailing commas, no
 // duplicate keys. Kept from the decoder's behaviour: a number with a fraction or exponent that
-// is a whole Int64 (`1.0`, `1e2`) reads as an integer, an integer too large for Int64 as a
-// Double, and a leading UTF-8 byte order mark is skipped (RFC 8259 section 8.1 allows it).
+// is a whole Int64 (`1.0`, `1e2`) reads as an integer (a fraction that is not whole stays a
+// `.number`, which integer readers refuse: never truncated), an integer too large for Int64 as a
+// Double, and a leading UTF-8 byte order mark is skipped.
+// Encoding: UTF-8 only. A UTF-8 byte order mark is accepted and skipped: RFC 8259 section 8.1
+// lets a parser ignore it, Windows editors write it, and it changes no byte of the content, so
+// refusing it would only break hand-edited config files. UTF-16 and UTF-32 (a FF FE / FE FF byte
+// order mark, or NUL bytes among the first ones, RFC 4627 section 3) are refused by name
+// rather than as "unexpected byte 0xff".
 // Recursion is one level per nested array or object, capped by `maxDepth`.
 
 struct JSONParser {
@@ -11,6 +17,13 @@ struct JSONParser {
     let limits: JSONLimits
     var index = 0
     var depth = 0
+    /// Where the parser is: one step per enclosing member or element, for naming a duplicate key.
+    var path: [PathStep] = []
+
+    enum PathStep {
+        case key(String)
+        case index(Int)
+    }
 
     init(_ bytes: [UInt8], limits: JSONLimits) {
         self.bytes = bytes
@@ -20,6 +33,7 @@ struct JSONParser {
     /// The whole document: one value surrounded by optional whitespace.
     mutating func parseDocument() throws(JSONParseError) -> JSONTree {
         guard bytes.count <= limits.maxInputBytes else { throw JSONParseError(.tooLarge, at: limits.maxInputBytes) }
+        if let encoding = Self.otherUnicodeEncoding(bytes) { throw JSONParseError(.notUTF8(encoding: encoding), at: 0) }
         if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { index = 3 }
         skipWhitespace()
         guard index < bytes.count else { throw JSONParseError(.empty, at: index) }
@@ -61,12 +75,16 @@ struct JSONParser {
             guard bytes[index] == UInt8(ascii: "\"") else { throw JSONParseError(.unexpectedByte(bytes[index]), at: index) }
             let keyOffset = index
             let key = try parseString()
-            guard members[key] == nil else { throw JSONParseError(.duplicateKey, at: keyOffset) }
+            guard members[key] == nil else {
+                throw JSONParseError(.duplicateKey, at: keyOffset, keyPath: Self.describe(path + [.key(key)]))
+            }
             guard members.count < limits.maxMembers else { throw JSONParseError(.tooManyMembers, at: keyOffset) }
             skipWhitespace()
             try expect(UInt8(ascii: ":"))
             skipWhitespace()
+            path.append(.key(key))
             members[key] = try parseValue()
+            path.removeLast()
             skipWhitespace()
             if try consumeSeparator(closing: UInt8(ascii: "}")) { return .object(members) }
         }
@@ -78,7 +96,9 @@ struct JSONParser {
         if try consumeClosing(UInt8(ascii: "]"), afterComma: false) { return .array(elements) }
         while true {
             guard elements.count < limits.maxMembers else { throw JSONParseError(.tooManyMembers, at: index) }
+            path.append(.index(elements.count))
             elements.append(try parseValue())
+            path.removeLast()
             skipWhitespace()
             if try consumeSeparator(closing: UInt8(ascii: "]")) { return .array(elements) }
         }
@@ -189,6 +209,41 @@ struct JSONParser {
         }
         if negative { return value }
         return value == Int64.min ? nil : -value
+    }
+
+    // MARK: Encoding and naming
+
+    /// "UTF-16" or "UTF-32" when `bytes` start like one of those, else nil: a byte order mark,
+    /// or the NUL pattern of RFC 4627 section 3 (JSON text starts with an ASCII character, so
+    /// `00 00 00 xx`, `00 xx 00 xx`, `xx 00 00 00`, `xx 00 xx 00`; a two-byte document `00 xx`
+    /// or `xx 00`). A NUL elsewhere in UTF-8 text is left to the grammar's own errors.
+    static func otherUnicodeEncoding(_ bytes: [UInt8]) -> String? {
+        let b = Array(bytes.prefix(4))
+        if b == [0xFF, 0xFE, 0, 0] || b == [0, 0, 0xFE, 0xFF] { return "UTF-32" }
+        if b.count >= 2, b[0] == 0xFF && b[1] == 0xFE || b[0] == 0xFE && b[1] == 0xFF { return "UTF-16" }
+        if b.count == 2, (b[0] == 0) != (b[1] == 0) { return "UTF-16" }
+        guard b.count == 4 else { return nil }
+        let zero = b.map { $0 == 0 }
+        if zero == [true, true, true, false] || zero == [false, true, true, true] { return "UTF-32" }
+        if zero == [true, false, true, false] || zero == [false, true, false, true] { return "UTF-16" }
+        return nil
+    }
+
+    /// `outputs[1].line`: keys as printable ASCII (anything else as `?`), each cut to 64
+    /// characters and the whole to 256, since a key may come from the network and is logged.
+    static func describe(_ steps: [PathStep]) -> String {
+        var out = ""
+        for step in steps {
+            switch step {
+            case .index(let index): out += "[\(index)]"
+            case .key(let key):
+                if !out.isEmpty { out += "." }
+                var shown = String(key.unicodeScalars.prefix(64).map { $0.value >= 0x20 && $0.value < 0x7F ? Character($0) : "?" })
+                if key.unicodeScalars.count > 64 { shown += "..." }
+                out += shown
+            }
+        }
+        return out.count > 256 ? "..." + out.suffix(253) : out
     }
 
     // MARK: Bytes

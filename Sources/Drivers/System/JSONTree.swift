@@ -33,6 +33,8 @@ public enum JSONTree: Equatable, Sendable {
 
     /// "<summary> near line L, column C" (1-based; the column counts bytes).
     static func reason(for error: JSONParseError, in bytes: [UInt8]) -> String {
+        // A wrong encoding is about the whole file: a line and column would mislead.
+        if case .notUTF8 = error.kind { return error.summary }
         var line = 1
         var lineStart = 0
         for (offset, byte) in bytes.prefix(min(error.offset, bytes.count)).enumerated() where byte == 0x0A {
@@ -45,6 +47,14 @@ public enum JSONTree: Equatable, Sendable {
     /// The text, when this is a string (for readers of fixed-shape messages).
     public var stringValue: String? {
         if case .string(let text) = self { return text } else { return nil }
+    }
+
+    /// When this is a number that is not a whole one (17.5, 1e-3): "must be an integer, got
+    /// 17.5", for readers of integer settings; a whole number already reads as `.integer`.
+    /// Numbers only are echoed, never strings (a config file holds the service PIN).
+    public var notIntegerProblem: String? {
+        if case .number(let value) = self { return "must be an integer, got \(value)" }
+        return nil
     }
 
     /// A short name of the JSON type, for "expected X, found Y" messages.

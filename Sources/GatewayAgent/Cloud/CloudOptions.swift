@@ -1,4 +1,9 @@
 // The cloud link's settings from the command line (and, later, the config file's "mqtt" object).
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import CommandLineKit
 import Drivers
 
@@ -86,6 +91,43 @@ struct CloudOptions: Equatable {
             options.willDelaySeconds = UInt32(delay)
         }
         return options
+    }
+
+    /// Refuses, at start-up, TLS files the agent cannot read. libmosquitto reports a missing
+    /// or unreadable CA file only as "Invalid function arguments" when it first connects, naming
+    /// no file; this names the setting (the flag if given, else the config key) and the path.
+    /// Read through Files.read, so a FIFO or a huge file is refused too, without blocking.
+    func checkTLSFilesReadable(_ arguments: ParsedArguments) throws {
+        guard let tls else { return }
+        let files: [(flag: String, key: String, what: String, path: String?)] = [
+            ("mqtt-ca", "mqtt.ca", "CA file", tls.caFile),
+            ("mqtt-cert", "mqtt.cert", "client certificate", tls.certificateFile),
+            ("mqtt-key", "mqtt.key", "client key", tls.keyFile),
+        ]
+        for file in files {
+            guard let path = file.path else { continue }
+            let setting = arguments.value(file.flag) != nil ? "--\(file.flag)" : "'\(file.key)' in the config file"
+            do {
+                _ = try Files.read(path, limit: Self.maxTLSFileBytes)
+            } catch {
+                throw UsageError("\(setting): cannot read the \(file.what) \(path): \(Self.readFailure(error))")
+            }
+        }
+    }
+
+    /// PEM bundles are kilobytes; a system CA bundle is about 200 KiB.
+    static let maxTLSFileBytes = 1 << 20
+
+    /// A read failure in a few words ("No such file or directory", "permission denied").
+    private static func readFailure(_ error: Error) -> String {
+        if let failure = error as? FileReadError {
+            switch failure {
+            case .notRegularFile(_, let kind): return "it is \(kind), not a regular file"
+            case .tooLarge(_, let limit): return "larger than \(limit) bytes"
+            }
+        }
+        if let errno = error as? Errno { return String(cString: strerror(errno.rawValue)) }
+        return "\(error)"
     }
 
     /// What is wrong with the TLS files for this URL scheme, or nil.

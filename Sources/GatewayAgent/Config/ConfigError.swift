@@ -10,6 +10,9 @@ enum ConfigError: Error, Equatable, CustomStringConvertible {
     case unknownKey(String, expected: String)
     /// A key has a value of the wrong type or out of range.
     case invalidValue(key: String, expected: String)
+    /// A number with a fraction where an integer is expected (17.5): refused, never truncated.
+    /// The number is echoed (numbers are never secret here; the PIN is a string).
+    case notInteger(key: String, problem: String)
     /// A setting needed for this run is in neither the file nor the command line.
     case missing(key: String, flag: String, why: String)
 
@@ -17,7 +20,7 @@ enum ConfigError: Error, Equatable, CustomStringConvertible {
     var key: String? {
         switch self {
         case .unreadable, .malformedJSON: return nil
-        case .unknownKey(let key, _), .invalidValue(let key, _), .missing(let key, _, _): return key
+        case .unknownKey(let key, _), .invalidValue(let key, _), .missing(let key, _, _), .notInteger(let key, _): return key
         }
     }
 
@@ -27,6 +30,7 @@ enum ConfigError: Error, Equatable, CustomStringConvertible {
         case .malformedJSON(let reason): return "not valid JSON (\(reason))"
         case .unknownKey(let key, let expected): return "unknown key '\(key)' (expected one of \(expected))"
         case .invalidValue(let key, let expected): return "key '\(key)': expected \(expected)"
+        case .notInteger(let key, let problem): return "key '\(key)' \(problem)"
         case .missing(let key, let flag, let why):
             return "'\(flag)' (or '\(key)' in the config file) is required" + (why.isEmpty ? "" : " " + why)
         }

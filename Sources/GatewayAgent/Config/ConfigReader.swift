@@ -38,6 +38,7 @@ struct ConfigReader {
 
     func integer(_ name: String, in range: ClosedRange<Int64>, expected: String? = nil) throws(ConfigError) -> Int? {
         guard let value = fields[name] else { return nil }
+        if let problem = value.notIntegerProblem { throw .notInteger(key: key(name), problem: problem) }
         let wording = expected ?? "an integer from \(range.lowerBound) to \(range.upperBound)"
         guard case .integer(let number) = value, range.contains(number) else {
             throw .invalidValue(key: key(name), expected: wording)

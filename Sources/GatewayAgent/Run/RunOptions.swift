@@ -41,6 +41,7 @@ struct RunOptions {
         self.vehicleID = vehicleID
         socketPath = arguments.value("socket") ?? directory + "/" + Self.socketFileName
         cloud = try CloudOptions.parse(arguments, file: config.cloud)
+        try cloud?.checkTLSFilesReadable(arguments)
         keys = try KeysRunOptions.parse(arguments, simulate: simulate)
         store = try StoreSettings.parse(arguments, file: config.store)
         link = try LinkSettings.parse(arguments, file: config.link)
