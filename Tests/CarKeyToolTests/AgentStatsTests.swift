@@ -28,7 +28,8 @@ final class AgentStatsTests: XCTestCase {
         let before = try stats(car)
         let lastBefore = try XCTUnwrap(try car.events().last?.seq)
         XCTAssertEqual(Set(before.keys), ["uptime-ms", "syncs", "wal-syncs", "sync-time-us", "bytes-written", "events-appended",
-                                          "outbox-depth", "commits", "events-committed", "sync-delay-us", "cloud-connected"])
+                                          "outbox-depth", "commits", "events-committed", "sync-delay-us", "cloud-connected",
+                                          "console-dropped-lines", "cloud-inbound-shed"])
         XCTAssertGreaterThan(try XCTUnwrap(before["syncs"] ?? nil), 0, "enrolment wrote to the store")
         XCTAssertEqual(before["sync-delay-us"], 0)
         XCTAssertEqual(before["outbox-depth"], 0, "no cloud link: nothing is routed to the outbox")
@@ -86,6 +87,7 @@ final class AgentStatsTests: XCTestCase {
             usleep(20_000)
         }
         XCTAssertEqual(connected, 1, "the link came up")
+        XCTAssertEqual(try stats(car)["cloud-inbound-shed"], 0, "with a cloud link the mailbox's count is shown")
         broker.stop()
         for _ in 0..<250 {
             connected = try stats(car)["cloud-connected"]

@@ -22,8 +22,9 @@ final class JSONEnvelopeTests: StorageTestCase {
         let expected = InboundEnvelope(topic: topics.commands, id: uuid, type: "command", body: [0xAB])
         XCTAssertEqual(try admit(#"{"id":"\#(uuid)","type":"command","body":"ab"}"#), .success(expected))
         XCTAssertEqual(try admit("\n{ \"body\" : \"ab\" ,\t\"type\": \"command\", \"id\": \"\(uuid)\" }\r\n"), .success(expected))
-        XCTAssertEqual(try admit(#"{"id":"\#(uuid)","type":"comm\u0061nd","body":"\u0061b","extra":[1,{"x":null}]}"#),
-                       .success(expected), "escapes decode; other members are ignored")
+        XCTAssertEqual(try admit(#"{"id":"\#(uuid)","type":"comm\u0061nd","body":"\u0061b"}"#), .success(expected), "escapes decode")
+        // docs/cloud.md: exactly this shape; another member is refused (issue 14), not ignored.
+        XCTAssertEqual(try admit(#"{"id":"\#(uuid)","type":"command","body":"ab","extra":[1,{"x":null}]}"#), .failure(.unknownField))
         XCTAssertEqual(try admit([0xEF, 0xBB, 0xBF] + Array(#"{"id":"\#(uuid)","type":"command","body":"ab"}"#.utf8)),
                        .success(expected))
     }

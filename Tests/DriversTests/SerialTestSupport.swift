@@ -10,13 +10,13 @@ final class SerialRig {
     let commands = LockedBox<[String]>([])
 
     /// Answers like a tiny command set: enough to see lines go in and answers come out.
-    init(echo: Bool = false, prompt: String? = nil, maxLineBytes: Int = 256, writeTimeoutMillis: UInt64 = 1000,
+    init(echo: Bool = false, prompt: String? = nil, maxLineBytes: Int = 256, outputCapacity: Int = BoundedOutput.defaultCapacity,
          answer: (@Sendable (String) -> [String])? = nil) throws {
         pty = try PseudoTerminal.open()
         port = try SerialPort.open(path: pty.slavePath)
         let commands = commands
         console = LineConsole(input: port.descriptor, output: port.descriptor, maxLineBytes: maxLineBytes, echo: echo,
-                              prompt: prompt, writeTimeoutMillis: writeTimeoutMillis) { line in
+                              prompt: prompt, outputCapacity: outputCapacity) { line in
             commands.update { $0.append(line) }
             if let answer { return answer(line) }
             switch line {

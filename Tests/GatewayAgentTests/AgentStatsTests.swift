@@ -35,6 +35,28 @@ final class AgentStatsFieldsTests: XCTestCase {
         XCTAssertEqual(stats.lines.first { $0.hasPrefix("cloud-connected ") }, "cloud-connected none")
     }
 
+    private final class Drops: AgentDropCounter {
+        var droppedSinceStart = 0
+    }
+
+    /// The console's dropped output lines and the cloud mailbox's shed messages are in `stats`
+    /// ("none" without a console or a cloud link).
+    func testDropCountersAreReported() throws {
+        let stats = try AgentStats(store: try CarStore.open(stateDirectory: folder + "/state"))
+        var fields = Dictionary(uniqueKeysWithValues: stats.fields().map { ($0.name, $0.value) })
+        XCTAssertEqual(fields["console-dropped-lines"], .some(nil))
+        XCTAssertEqual(fields["cloud-inbound-shed"], .some(nil))
+        let console = Drops(), cloud = Drops()
+        stats.consoleOutput = console
+        stats.cloudInbound = cloud
+        console.droppedSinceStart = 12
+        cloud.droppedSinceStart = 340
+        fields = Dictionary(uniqueKeysWithValues: stats.fields().map { ($0.name, $0.value) })
+        XCTAssertEqual(fields["console-dropped-lines"], 12)
+        XCTAssertEqual(fields["cloud-inbound-shed"], 340)
+        XCTAssertTrue(stats.lines.contains("cloud-inbound-shed 340"))
+    }
+
     func testTheToolParsesOnlyNameValueLines() {
         let parsed = StatsLines.parse(["syncs 12", "commits none", "sync-delay-us 0"])
         XCTAssertEqual(parsed?.map(\.name), ["syncs", "commits", "sync-delay-us"])

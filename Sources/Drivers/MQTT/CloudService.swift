@@ -21,6 +21,8 @@ public struct CloudSnapshot: Sendable, Equatable {
     public var lastError: String?
     public var inboundAccepted = 0
     public var inboundRejected = 0
+    /// Admitted messages the agent's bounded mailbox shed under a flood (filled in by the agent).
+    public var inboundShed = 0
 }
 
 public final class CloudService: @unchecked Sendable {
@@ -29,7 +31,10 @@ public final class CloudService: @unchecked Sendable {
     private let link: CloudLink
     private let gate: InboundGate
     private let outbox: SQLiteOutbox
-    private let onInbound: @Sendable (InboundEnvelope) -> Void
+    /// Hands an admitted message on; returns a message dropped unhandled to make room (the
+    /// agent's bounded mailbox shed it, possibly this one), whose ID the gate then forgets so
+    /// the cloud's retry is admitted. Called on the service thread, like the gate.
+    private let onInbound: @Sendable (InboundEnvelope) -> InboundEnvelope?
     private let log: @Sendable (String) -> Void
     private let stopRequested = Mutex(false)
     /// Raised by stop() and by the store after a commit that enqueued outbox rows.
@@ -44,7 +49,7 @@ public final class CloudService: @unchecked Sendable {
     private var running = false
 
     public init(options: MQTTConnectOptions, vehicleID: String, store: CarStore, willDelaySeconds: UInt32 = 10,
-                onInbound: @escaping @Sendable (InboundEnvelope) -> Void, log: @escaping @Sendable (String) -> Void) throws {
+                onInbound: @escaping @Sendable (InboundEnvelope) -> InboundEnvelope?, log: @escaping @Sendable (String) -> Void) throws {
         let topics = CloudTopics(vehicleID: vehicleID)
         let outbox = SQLiteOutbox(store: store)
         self.outbox = outbox
@@ -150,9 +155,12 @@ public final class CloudService: @unchecked Sendable {
         case .refused(let id, let topic, let code):
             log("cloud: broker refused outbox message \(id) on \(topic) (reason 0x\(String(code, radix: 16))); kept queued")
         case .inbound(let message):
-            switch gate.admit(message) {
-            case .success(let envelope): onInbound(envelope)
-            case .failure(let reason): log("cloud: inbound message on \(message.topic) rejected: \(reason.rawValue)")
+            // The gate is touched on this thread only: a shed message's ID is forgotten here,
+            // not by the mailbox (which the agent's thread drains concurrently).
+            switch gate.admit(message, deliver: onInbound) {
+            case .success: break
+            case .failure(let reason):
+                log("cloud: inbound message on \(message.topic) rejected: \(reason.rawValue)" + (gate.lastDetail.map { " (\($0))" } ?? ""))
             }
         }
     }

@@ -13,6 +13,9 @@ public struct InboundEnvelope: Sendable, Equatable {
 
 public enum InboundRejection: String, Error, Sendable, CaseIterable {
     case unknownTopic, oversized, malformed, duplicate
+    /// The envelope has a member besides id, type and body (docs/cloud.md: exactly this shape);
+    /// `InboundGate.lastDetail` names it.
+    case unknownField
 }
 
 /// Counts per outcome, for the console and the state report.
@@ -28,10 +31,13 @@ public final class InboundGate {
     private let allowed: [String: Set<String>]
     private let store: CarStore
     public private(set) var counters = InboundCounters()
-    /// IDs admitted in this run, newest `admittedWindow` (the handler persists handled ones).
-    private var admitted: Set<String> = []
-    private var admittedOrder: [String] = []
-    static let admittedWindow = 4096
+    /// IDs admitted in this run, newest `admittedWindow` (the handler persists handled ones),
+    /// each with the number of its admission: an ID forgotten and admitted again has a newer
+    /// entry, and the window's eviction of the old entry must not drop the new one.
+    private var admitted: [String: UInt64] = [:]
+    private var admittedOrder: [(id: String, admission: UInt64)] = []
+    private var admissions: UInt64 = 0
+    public static let admittedWindow = 4096
 
     public init(topics: CloudTopics, store: CarStore) {
         allowed = [topics.commands: ["command", "revocation", "share"], topics.config: ["config"],
@@ -43,21 +49,34 @@ public final class InboundGate {
         self.store = store
     }
 
-    /// The envelope's three string members; others are ignored, as they always were.
-    private struct Envelope {
-        let id: String
-        let type: String
-        let body: String
+    /// Why the last message was rejected, beyond its reason (the unknown field's name), for
+    /// the log line. Never payload content other than a member name, cut to 32 characters.
+    public private(set) var lastDetail: String?
 
-        init?(_ payload: Bytes) {
-            guard case .object(let fields)? = try? JSONTree.parse(payload),
-                  let id = fields["id"]?.stringValue, let type = fields["type"]?.stringValue,
-                  let body = fields["body"]?.stringValue else { return nil }
-            (self.id, self.type, self.body) = (id, type, body)
+    static let envelopeMembers: Set<String> = ["id", "type", "body"]
+
+    /// The envelope's three string members and nothing else: a member the car does not know
+    /// could be read differently by another consumer of the same message, so it is refused.
+    /// Duplicate members are refused by the parser itself.
+    private enum Envelope {
+        case valid(id: String, type: String, body: String)
+        case unknownField(String)
+        case malformed
+
+        init(_ payload: Bytes) {
+            guard case .object(let fields)? = try? JSONTree.parse(payload) else { self = .malformed; return }
+            if let extra = fields.keys.filter({ !InboundGate.envelopeMembers.contains($0) }).sorted().first {
+                self = .unknownField(String(extra.prefix(32)))
+                return
+            }
+            guard let id = fields["id"]?.stringValue, let type = fields["type"]?.stringValue,
+                  let body = fields["body"]?.stringValue else { self = .malformed; return }
+            self = .valid(id: id, type: type, body: body)
         }
     }
 
     public func admit(_ message: MQTTInbound) -> Result<InboundEnvelope, InboundRejection> {
+        lastDetail = nil
         let outcome = check(message)
         switch outcome {
         case .success: counters.accepted += 1
@@ -69,22 +88,49 @@ public final class InboundGate {
     private func check(_ message: MQTTInbound) -> Result<InboundEnvelope, InboundRejection> {
         guard let types = allowed[message.topic] else { return .failure(.unknownTopic) }
         guard message.payload.count <= Self.maximumPayloadBytes else { return .failure(.oversized) }
-        guard let envelope = Envelope(message.payload),
-              Self.isUUID(envelope.id), types.contains(envelope.type),
-              let body = Bytes(hex: envelope.body) else { return .failure(.malformed) }
+        let (envelopeID, envelopeType, envelopeBody): (String, String, String)
+        switch Envelope(message.payload) {
+        case .valid(let id, let type, let body): (envelopeID, envelopeType, envelopeBody) = (id, type, body)
+        case .unknownField(let name):
+            lastDetail = "unknown field \"\(name)\""
+            return .failure(.unknownField)
+        case .malformed: return .failure(.malformed)
+        }
+        guard Self.isUUID(envelopeID), types.contains(envelopeType),
+              let body = Bytes(hex: envelopeBody) else { return .failure(.malformed) }
         // The durable record is written by the handler, in the transaction that queues its
         // answer (`markInboundSeen`), never here: the effect happens later on the agent's
         // thread, and a stop or crash in between must leave the cloud's retry admissible.
         // Within this run, IDs already admitted are dropped here. Only well-formed messages
         // are recorded, so garbage cannot push real IDs out of either window.
-        let id = envelope.id.lowercased()
-        guard !admitted.contains(id) else { return .failure(.duplicate) }
+        let id = envelopeID.lowercased()
+        guard admitted[id] == nil else { return .failure(.duplicate) }
         guard let seen = try? store.read({ try $0.inboundSeen(id) }) else { return .failure(.malformed) }
         guard !seen else { return .failure(.duplicate) }
-        admitted.insert(id)
-        admittedOrder.append(id)
-        if admittedOrder.count > Self.admittedWindow { admitted.remove(admittedOrder.removeFirst()) }
-        return .success(InboundEnvelope(topic: message.topic, id: id, type: envelope.type, body: body))
+        admissions += 1
+        admitted[id] = admissions
+        admittedOrder.append((id, admissions))
+        if admittedOrder.count > Self.admittedWindow {
+            let oldest = admittedOrder.removeFirst()
+            if admitted[oldest.id] == oldest.admission { admitted[oldest.id] = nil }
+        }
+        return .success(InboundEnvelope(topic: message.topic, id: id, type: envelopeType, body: body))
+    }
+
+    /// Admits `message` and hands it to `deliver`, which returns a message it dropped unhandled
+    /// (a full mailbox sheds the oldest of the lowest class, or this one): that message's ID is
+    /// forgotten, so the cloud's retry is admitted instead of refused as a duplicate.
+    public func admit(_ message: MQTTInbound, deliver: (InboundEnvelope) -> InboundEnvelope?) -> Result<InboundEnvelope, InboundRejection> {
+        let outcome = admit(message)
+        if case .success(let envelope) = outcome, let shed = deliver(envelope) { forget(shed.id) }
+        return outcome
+    }
+
+    /// Makes an admitted ID admissible again: the message was dropped before it was handled
+    /// (the agent's mailbox shed it under a flood), so the cloud's retry with the same ID
+    /// (docs/cloud.md) must get through. Same thread as `admit` (the service thread).
+    public func forget(_ id: String) {
+        admitted[id.lowercased()] = nil
     }
 
     /// 8-4-4-4-12 hex digits.

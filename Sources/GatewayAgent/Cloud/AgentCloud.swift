@@ -28,7 +28,16 @@ final class AgentCloud {
                                          keepaliveSeconds: options.keepaliveSeconds, tls: options.tls)
         service = try CloudService(options: connect, vehicleID: vehicleID.description, store: store,
                                    willDelaySeconds: options.willDelaySeconds,
-                                   onInbound: { inbox.post($0) }, log: { log.info($0) })
+                                   onInbound: { message in
+                                       // The shed message goes back to the service, whose gate forgets its ID.
+                                       // Logged on the first shed and every 100th: a flood must not flood the log too.
+                                       let shed = inbox.post(message)
+                                       if let shed, inbox.shedCount % 100 == 1 {
+                                           log.info("cloud: inbound mailbox full (\(InboundMailbox.capacity)), shed \(shed.type) message \(shed.id); "
+                                                    + "\(inbox.shedCount) shed so far")
+                                       }
+                                       return shed
+                                   }, log: { log.info($0) })
     }
 
     func start(initialState: VehicleState) {
@@ -93,31 +102,25 @@ final class AgentCloud {
         }
     }
 
-    /// Inbound messages waiting for the agent's thread.
-    func takeInbound() -> [InboundEnvelope] { inbox.take() }
+    /// At most `limit` inbound messages for the agent's thread, most important first.
+    func takeInbound(limit: Int) -> [InboundEnvelope] { inbox.take(limit: limit) }
 
     /// Readable while inbound messages wait (CloudInboundSource polls it on the agent loop).
     var inboundArrived: EventCounter { inbox.arrived }
 
-    var snapshot: CloudSnapshot { service.snapshot }
+    /// The cloud thread's snapshot, with what the mailbox shed.
+    var snapshot: CloudSnapshot {
+        var snapshot = service.snapshot
+        snapshot.inboundShed = inbox.shedCount
+        return snapshot
+    }
+
+    /// Messages waiting for the agent's thread (the source handles a few per loop turn).
+    var inboundWaiting: Bool { inbox.count > 0 }
 
     /// "offline", clean DISCONNECT, thread joined.
     func stop() {
         service.stop()
         log.info("cloud: stopped")
     }
-}
-
-final class InboundMailbox: Sendable {
-    private let messages = Mutex<[InboundEnvelope]>([])
-    /// Raised on every post, so the agent loop handles a message at once, not at its next tick.
-    let arrived: EventCounter
-
-    init() throws(Errno) { arrived = try EventCounter() }
-
-    func post(_ message: InboundEnvelope) {
-        messages.withLock { $0.append(message) }
-        arrived.signal()
-    }
-    func take() -> [InboundEnvelope] { messages.withLock { list in defer { list.removeAll() }; return list } }
 }

@@ -3,19 +3,18 @@
 //
 // A serial device that fails (a USB gadget /dev/ttyGS0 vanishes when the cable is pulled) is
 // closed and reopened every few seconds; the agent never stops for its console. A stdin that
-// reaches end of file just ends the console. Output to a side that stopped reading is dropped
-// after a short timeout rather than stalling the loop.
+// reaches end of file just ends the console. Output never waits: it goes to a bounded queue
+// (64 KiB) written when the descriptor is writable, and answer lines that do not fit are
+// dropped and counted (shown by `status`, logged once per episode), so a peer that stops
+// reading cannot slow a phone session down.
 import Drivers
 
 final class AgentConsole: LoopSource {
     static let prompt = "carkey> "
     static let reopenIntervalMillis: UInt64 = 5000
-    /// A console write waits at most this long for room, then the rest of the answer is
-    /// dropped. Writes happen on the loop thread, so this is also the longest a slow line can
-    /// hold up phones: 1 s moves about 11 KB at 115200 baud (plus the 4 KB kernel buffer),
-    /// enough for the longest answer (`events 50`); a side that stopped reading costs it once
-    /// per answer. Anything longer belongs in `carkey-agent events` on the board.
-    static let writeTimeoutMillis: UInt64 = 1000
+    /// Output queued for a slow reader: several seconds at 115200 baud, many times the longest
+    /// answer (`events 50`), and a bound on what a reader that never reads can cost in memory.
+    static let outputCapacity = 64 * 1024
 
     private let device: ConsoleDevice
     private let baud: Int
@@ -25,6 +24,11 @@ final class AgentConsole: LoopSource {
     private var transport: ConsoleTransport?
     private var console: LineConsole?
     private var reopenAt: UInt64?
+    /// Lines dropped by consoles closed since start (a reopened tty starts a new LineConsole).
+    private var droppedBefore = 0
+
+    /// Answer and notice lines dropped because nobody read them, since the agent started.
+    var droppedLines: Int { droppedBefore + (console?.droppedLines ?? 0) }
 
     /// nil for `.none`. A pty or stdio that cannot be set up stops the start-up; a serial
     /// device that is not there yet is retried in the background.
@@ -53,24 +57,42 @@ final class AgentConsole: LoopSource {
     var endpoint: String { transport?.endpoint ?? device.description }
 
     func pollSet() -> [(FileDescriptor, PollEvents)] {
-        guard let transport, console != nil else { return [] }
-        return [(transport.input, .readable)]
+        guard let transport, let console else { return [] }
+        // The output is polled for writable only while bytes wait (stdio: a second descriptor).
+        guard console.wantsWrite else { return [(transport.input, .readable)] }
+        if transport.input == transport.output { return [(transport.input, [.readable, .writable])] }
+        return [(transport.input, .readable), (transport.output, .writable)]
     }
 
-    func nextDeadline() -> UInt64? { reopenAt }
+    /// Now while typed lines wait to be answered (at most a few per round, see LineConsole).
+    func nextDeadline() -> UInt64? {
+        if console?.hasCarriedInput == true { return clock.monotonicMillis }
+        return reopenAt
+    }
 
     func process(_ ready: [PollEvents], nowMillis now: UInt64) {
         if let at = reopenAt, now >= at { reconnect(now: now) }
-        guard let console, let events = ready.first, !events.isEmpty else { return }
+        guard let console else { return }
+        let readable = ready.first.map { !$0.isDisjoint(with: [.readable, .hangUp, .error]) } ?? false
+        let writable = ready.contains { $0.contains(.writable) }
         do throws(SerialError) {
-            if try console.poll(timeoutMillis: 0) == .closed { lost("closed by the other side", now: now) }
-        } catch {
-            if case .outputStalled = error {
-                log.debug("console: output dropped, nobody is reading")
+            if writable { try console.flush() }
+            if readable || console.hasCarriedInput, try console.poll(timeoutMillis: 0) == .closed {
+                lost("closed by the other side", now: now)
                 return
             }
+        } catch {
             lost("\(error)", now: now)
+            return
         }
+        noteDrops(console)
+    }
+
+    /// One log line per drop episode (from the first drop until the queue empties again).
+    private func noteDrops(_ console: LineConsole) {
+        guard console.takeDropEpisodeStarted() else { return }
+        log.warn("console: output queue full (\(Self.outputCapacity / 1024) KiB), nobody is reading; dropping lines "
+                 + "(\(droppedLines) so far, see status)")
     }
 
     /// Lines outside an answer (a pulse that ended, a pairing code from the button), then the
@@ -83,9 +105,11 @@ final class AgentConsole: LoopSource {
         } catch {
             log.debug("console: notice dropped: \(error)")
         }
+        noteDrops(console)
     }
 
     func close() {
+        droppedBefore += console?.droppedLines ?? 0
         transport?.close()
         transport = nil
         console = nil
@@ -95,7 +119,7 @@ final class AgentConsole: LoopSource {
         guard let transport = try ConsoleTransport.open(device, baud: baud) else { return }
         let commands = self.commands
         let console = LineConsole(input: transport.input, output: transport.output, echo: transport.interactive,
-                                  prompt: transport.interactive ? Self.prompt : nil, writeTimeoutMillis: Self.writeTimeoutMillis,
+                                  prompt: transport.interactive ? Self.prompt : nil, outputCapacity: Self.outputCapacity,
                                   echoMask: { ConsoleCommands.masksSecret($0) }, handler: { commands.answer($0) })
         self.transport = transport
         self.console = console

@@ -32,6 +32,8 @@ final class ConsoleContext {
     var proximityLine: (() -> String)?
     /// True while service mode is on (remote commands are refused then, RemoteSettings).
     var serviceModeActive: (() -> Bool)?
+    /// Console lines dropped because nobody read them (AgentConsole's bounded output).
+    var consoleDroppedLines: () -> Int = { 0 }
     /// Writes lines to the console outside an answer (a pulse that ended, a pairing code).
     var notify: ([String]) -> Void = { _ in }
 

@@ -37,6 +37,7 @@ struct ConsoleSetup {
                                             commands: ConsoleCommands(groups: groups), clock: clock, log: log)
         context.endpoint = console?.endpoint ?? "none"
         context.notify = { lines in console?.notify(lines) }
+        context.consoleDroppedLines = { console?.droppedLines ?? 0 }
         body.completions.onServiceTest = { actuation, outcome in context.notify(service.finished(actuation, outcome)) }
         context.serviceModeActive = { service.remainingMillis > 0 }
         body.sampler.onPairingRequested = { pairingButton(context) }

@@ -35,16 +35,34 @@ struct ConsoleTransport {
             return ConsoleTransport(input: pair.master, output: pair.master, interactive: true,
                                     endpoint: pair.slavePath, closeAll: { pair.close() })
         case .stdio:
-            // Non-blocking so a console read never stalls the loop. stdout stays blocking: the
-            // log's print() shares it (answers are short and the write is bounded anyway).
+            // Non-blocking so a console read never stalls the loop.
             let input = FileDescriptor.standardInput
             let flags = fcntl(input.rawValue, F_GETFL)
             guard flags >= 0, fcntl(input.rawValue, F_SETFL, flags | O_NONBLOCK) == 0 else {
                 throw .ioFailed(errno: Errno.current("fcntl stdin"))
             }
+            let output = standardOutputForConsole()
             // The flag lives on the open file, shared with the shell that started us: put it back.
-            return ConsoleTransport(input: input, output: FileDescriptor.standardOutput, interactive: false,
-                                    endpoint: "stdin/stdout", closeAll: { _ = fcntl(input.rawValue, F_SETFL, flags) })
+            return ConsoleTransport(input: input, output: output.descriptor, interactive: false,
+                                    endpoint: "stdin/stdout", closeAll: {
+                                        _ = fcntl(input.rawValue, F_SETFL, flags)
+                                        if output.owned { output.descriptor.close() }
+                                    })
         }
+    }
+
+    /// Where console answers go on stdio: a non-blocking open file description of stdout's file
+    /// of its own (O_NONBLOCK on fd 1 itself would reach the shell and the log's print(), which
+    /// share that description and expect blocking writes). A pipe nobody reads then costs the
+    /// loop nothing. Where stdout cannot be reopened (a socket), fd 1 itself: BoundedOutput
+    /// then polls it for writable before each write of at most 4096 bytes. A regular file is
+    /// used as it is: it never makes a write wait, and a second description would write from
+    /// offset 0 over what the log wrote.
+    static func standardOutputForConsole() -> (descriptor: FileDescriptor, owned: Bool) {
+        var info = stat()
+        if fstat(1, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return (.standardOutput, false) }
+        let reopened = Glibc.open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        guard reopened >= 0 else { return (.standardOutput, false) }
+        return (FileDescriptor(rawValue: reopened), true)
     }
 }

@@ -34,6 +34,7 @@ final class StatusCommand: ConsoleCommandGroup {
             "audit log: " + (context.auditStats.map { AuditCommitStats.line($0()) } ?? "not available"),
             "clock: " + clockLine(),
             "service mode: " + (serviceRemaining() > 0 ? "on (\(serviceRemaining() / 1000) s left)" : "off"),
+            "console: \(context.endpoint), \(context.consoleDroppedLines()) output line(s) dropped (nobody reading)",
         ]
     }
 
@@ -52,8 +53,9 @@ final class StatusCommand: ConsoleCommandGroup {
 
     private func cloudLine() -> String {
         guard let snapshot = context.cloudSnapshot?() else { return "not configured (the car runs offline)" }
-        if snapshot.connected { return "connected (birth \(snapshot.birth))" }
-        return "disconnected" + (snapshot.lastError.map { " (last error: \($0))" } ?? "")
+        let inbound = "; inbound \(snapshot.inboundAccepted) accepted, \(snapshot.inboundRejected) rejected, \(snapshot.inboundShed) shed"
+        if snapshot.connected { return "connected (birth \(snapshot.birth))" + inbound }
+        return "disconnected" + (snapshot.lastError.map { " (last error: \($0))" } ?? "") + inbound
     }
 
     private func queueLine() -> String {

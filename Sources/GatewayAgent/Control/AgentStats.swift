@@ -18,6 +18,20 @@ protocol AgentCommitCounters: AnyObject {
     var eventsCommitted: UInt64 { get }
 }
 
+/// Something the agent drops by design rather than let it wait on the loop (issue 14): console
+/// answer lines nobody read, admitted cloud messages the bounded mailbox shed. Since start.
+protocol AgentDropCounter: AnyObject {
+    var droppedSinceStart: Int { get }
+}
+
+extension AgentConsole: AgentDropCounter {
+    var droppedSinceStart: Int { droppedLines }
+}
+
+extension AgentCloud: AgentDropCounter {
+    var droppedSinceStart: Int { snapshot.inboundShed }
+}
+
 final class AgentStats {
     private let store: CarStore
     private let startedAtMillis: UInt64
@@ -27,6 +41,10 @@ final class AgentStats {
     var commitCounters: (any AgentCommitCounters)?
     /// The cloud link when the agent runs with one (nil: offline, "cloud-connected none").
     var cloud: AgentCloud?
+    /// Console output lines dropped (nil: no console, "console-dropped-lines none").
+    var consoleOutput: (any AgentDropCounter)?
+    /// Cloud messages shed by the inbound mailbox (nil: no cloud link).
+    var cloudInbound: (any AgentDropCounter)?
 
     init(store: CarStore) throws {
         self.store = store
@@ -54,6 +72,9 @@ final class AgentStats {
             ("events-committed", commitCounters.map { Int64($0.eventsCommitted) }),
             ("sync-delay-us", Int64(StorageSyncs.addedSyncDelayMicros)),
             ("cloud-connected", cloud.map { $0.snapshot.connected ? 1 : 0 }),
+            // What a reader that stopped reading or a flood cost (counted, never waited on).
+            ("console-dropped-lines", consoleOutput.map { Int64($0.droppedSinceStart) }),
+            ("cloud-inbound-shed", cloudInbound.map { Int64($0.droppedSinceStart) }),
         ]
     }
 
