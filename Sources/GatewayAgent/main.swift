@@ -23,6 +23,8 @@ let agent = Tool(
         .events,
         .outbox,
         .stats,
+        .backup,
+        .restore,
         .sim,
     ]
 )

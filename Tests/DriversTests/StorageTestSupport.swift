@@ -24,7 +24,16 @@ class StorageTestCase: XCTestCase {
         removeTree(root)
     }
 
+    /// Opens the store as the agent leaves it after start-up: with the default key file made
+    /// final, as storing the car identity does (most storage tests look at that file).
     func openStore(keyProvider: KeyProvider? = nil) throws -> CarStore {
+        let store = try openStoreAsIs(keyProvider: keyProvider)
+        try store.fileKey?.promote()
+        return store
+    }
+
+    /// Opens the store without touching the key file (a provisional key stays provisional).
+    func openStoreAsIs(keyProvider: KeyProvider? = nil) throws -> CarStore {
         try CarStore.open(stateDirectory: stateDir, keyProvider: keyProvider,
                           clock: { EventTime(seconds: 1_700_000_000, trusted: true) })
     }

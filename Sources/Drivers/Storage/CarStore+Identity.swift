@@ -7,19 +7,26 @@ extension CarStore {
 
     /// The identity key, generated and stored on first start. A tampered row throws
     /// `StorageError.tampered` and is never replaced silently: a new identity would unpair every
-    /// phone, so that takes an operator's decision.
+    /// phone, so that takes an operator's decision. For the same reason a missing row is only
+    /// created in a fresh state directory (`isFreshStateDirectory`); a store that lost its
+    /// identity while the storage key stayed (carkey.db truncated or replaced, its WAL lost,
+    /// the row deleted) throws `StorageError.identityMissing`.
     public func loadOrCreateIdentityKey() throws -> P256PrivateKey {
-        try write { transaction in
+        let key = try write { transaction -> P256PrivateKey in
             if var der = try transaction.get(kind: .identity, id: Self.identityRecordID) {
                 defer { ConstantTime.wipe(&der) }
                 return try P256PrivateKey(pkcs8DER: der)
             }
+            guard isFreshStateDirectory else { throw StorageError.identityMissing(stateDirectory: stateDirectory.path) }
             let key = try P256PrivateKey.generate()
             var der = try key.pkcs8DER()
             defer { ConstantTime.wipe(&der) }
             try transaction.put(der, kind: .identity, id: Self.identityRecordID)
             return key
         }
+        // The identity is durable: from now on the key file says "this car exists".
+        try fileKey?.promote()
+        return key
     }
 }
 

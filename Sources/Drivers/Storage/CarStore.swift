@@ -31,6 +31,14 @@ public final class CarStore: Sendable {
     let space: StoreSpace?
     /// What the budget did while opening (a full disk, the reserve), for the start-up log.
     public let startNotices: [StoreNotice]
+    /// Whether this open found a fresh state directory, the only place a new car identity may
+    /// be created (see `loadOrCreateIdentityKey`): with the default key file, the storage key
+    /// did not exist yet; with another key provider, the database had no schema yet.
+    public let isFreshStateDirectory: Bool
+    /// The default key file, promoted from provisional once the identity is stored.
+    let fileKey: FileKeyProvider?
+    /// Schema objects (tables, triggers, indexes) that were missing and recreated while opening.
+    public let schemaRepairs: [String]
 
     /// Opens or creates the store in `stateDirectory`.
     /// - keyProvider: nil uses `FileKeyProvider` on DIR/storage.key, allowed to create the key
@@ -48,22 +56,37 @@ public final class CarStore: Sendable {
         // On a full disk the reserve is released before SQLite needs room for its WAL.
         let space = budget.map { StoreSpace(budget: $0, directory: directory) }
         let startNotices = space?.prepareForStart() ?? []
+        // Decided before anything below can create the key: a key file that was already there
+        // means this car has an identity somewhere, even if the database lost it.
+        let keyFileExisted = keyProvider == nil && access(directory.storageKeyPath, F_OK) == 0
         try directory.setUpNewDatabaseFile()
         let database = try Database(path: directory.databasePath, create: false)
         // Every process, tools too: the last one to close must not delete the WAL and its index,
         // whose room a later start on a full disk needs (StoreSpace).
         database.keepWALBetweenRuns()
         try space?.configure(database)
-        try database.migrate(to: StoreSchema.schema)
+        let versionFound = try database.migrate(to: StoreSchema.schema)
+        // A table or trigger dropped behind our back (an events table gone leaves access
+        // decisions unrecorded): recreated from the schema, and recorded below.
+        let schemaRepairs = versionFound == 0 ? [] : try StoreSchemaRepair.repair(database, schema: StoreSchema.schema)
         // SQLite has now created the WAL and SHM files: check them too.
         repairs += try directory.checkDatabaseFiles()
-        let provider = try keyProvider ?? FileKeyProvider(path: directory.storageKeyPath,
-                                                          mayCreate: !Self.holdsSealedRecords(database), random: random)
+        let fileKey = keyProvider == nil
+            ? FileKeyProvider(path: directory.storageKeyPath, mayCreate: try !Self.holdsSealedRecords(database), random: random)
+            : nil
+        guard let provider: KeyProvider = keyProvider ?? fileKey else { throw StorageError.storageKeyMissing(path: directory.storageKeyPath) }
         // The sealer keeps the key for the store's lifetime (it is needed for every read).
         let key = try provider.storageKey()
         let store = try CarStore(directory: directory, database: database, repairs: repairs,
                                  sealer: RecordSealer(key: key), random: random, clock: clock ?? Self.untrustedWallClock,
-                                 space: space, startNotices: startNotices)
+                                 space: space, startNotices: startNotices,
+                                 isFreshStateDirectory: keyProvider == nil ? !keyFileExisted : versionFound == 0,
+                                 schemaRepairs: schemaRepairs, fileKey: fileKey)
+        if !schemaRepairs.isEmpty {
+            try store.write { transaction in
+                _ = try transaction.appendEvent(store.schemaRepairEvent(schemaRepairs))
+            }
+        }
         if !repairs.isEmpty {
             try store.write { transaction in
                 for repair in repairs {
@@ -78,7 +101,11 @@ public final class CarStore: Sendable {
 
     private init(directory: StateDirectory, database: Database, repairs: [PermissionRepair],
                  sealer: RecordSealer, random: RandomSource, clock: @escaping EventClock,
-                 space: StoreSpace?, startNotices: [StoreNotice]) {
+                 space: StoreSpace?, startNotices: [StoreNotice], isFreshStateDirectory: Bool, schemaRepairs: [String],
+                 fileKey: FileKeyProvider?) {
+        self.fileKey = fileKey
+        self.isFreshStateDirectory = isFreshStateDirectory
+        self.schemaRepairs = schemaRepairs
         self.space = space
         self.startNotices = startNotices
         self.stateDirectory = directory

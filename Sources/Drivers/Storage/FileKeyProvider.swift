@@ -23,32 +23,57 @@ public struct FileKeyProvider: KeyProvider {
         self.random = random
     }
 
-    /// Reads the key, creating it first when missing and allowed. A file of the wrong size, not
-    /// a regular file, not ours, or readable/writable by group or others is refused, never
-    /// repaired: a key that may have been exposed or replaced must not be used silently.
+    /// A new key is written here first and renamed to `path` only once the car identity it
+    /// seals is stored (`promote`). So `path` existing means "this car has an identity": a
+    /// store without one beside it was damaged, never new, while a first start killed before
+    /// its identity was stored leaves only this file and simply starts over with it.
+    public var provisionalPath: String { path + ".provisional" }
+
+    /// Reads the key, creating it (provisionally) when missing and allowed. A file of the
+    /// wrong size, not a regular file, not ours, or readable/writable by group or others is
+    /// refused, never repaired: a key that may have been exposed or replaced must not be used
+    /// silently.
     public func storageKey() throws -> Bytes {
-        if let key = try readKey() { return key }
+        if let key = try readKey(at: path) { return key }
+        // A first start that stopped before its identity was stored: the key that sealed
+        // whatever it wrote.
+        if let key = try readKey(at: provisionalPath) { return key }
         guard mayCreate else { throw StorageError.storageKeyMissing(path: path) }
         var fresh = try random.randomBytes(Self.keyLength)
         defer { ConstantTime.wipe(&fresh) }
         do {
             // Exclusive: two processes starting at once must not each mint a different key.
-            try Files.writeAtomically(fresh, to: path, mode: 0o600, exclusive: true)
+            try Files.writeAtomically(fresh, to: provisionalPath, mode: 0o600, exclusive: true)
         } catch let error as Errno where error.rawValue == EEXIST {
             // Lost the race: the winner's key is the key.
         } catch let error as Errno {
             throw StorageError.system(error)
         }
-        guard let key = try readKey() else { throw StorageError.storageKeyMissing(path: path) }
+        guard let key = try readKey(at: provisionalPath) else { throw StorageError.storageKeyMissing(path: path) }
         return key
     }
 
-    /// The key, or nil when the file does not exist.
-    private func readKey() throws -> Bytes? {
+    /// Makes a provisional key the car's key (after the identity it seals is durable). Does
+    /// nothing when the key is already final. The directory is synced so the rename survives
+    /// a power cut.
+    public func promote() throws {
+        guard access(path, F_OK) != 0, access(provisionalPath, F_OK) == 0 else { return }
+        guard rename(provisionalPath, path) == 0 else { throw StorageError.system(.current("rename \(provisionalPath)")) }
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if let fd = try? FileDescriptor.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY) {
+            try? fd.sync()
+            fd.close()
+        }
+    }
+
+    /// The key at `path`, or nil when the file does not exist.
+    private func readKey(at path: String) throws -> Bytes? {
         let fd: FileDescriptor
         do {
             // O_NOFOLLOW: a symlink planted in place of the key is refused (ELOOP), not followed.
-            fd = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW)
+            // O_NONBLOCK: a FIFO planted there must not hang start-up in open(2); fstat below
+            // refuses it (and O_NONBLOCK does not change reads of a regular file).
+            fd = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
         } catch let error as Errno where error.rawValue == ENOENT {
             return nil
         } catch let error as Errno where error.rawValue == ELOOP {

@@ -25,6 +25,10 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     case tampered(kind: RecordKind, id: Bytes)
     /// A caller passed an argument the store does not accept (empty payload, bad kind or ID).
     case invalidArgument(String)
+    /// The store holds no car identity although the state directory is not fresh (its storage
+    /// key was already there): the database was truncated, replaced or lost its WAL. A new
+    /// identity would lock out every paired phone, so it is not created.
+    case identityMissing(stateDirectory: String)
     /// A system call failed.
     case system(Errno)
 
@@ -41,6 +45,9 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidStorageKeyLength(let length): return "storage key must be 32 bytes, key provider returned \(length)"
         case .tampered(let kind, let id): return "sealed \(kind.rawValue) record \(id.hexString) failed authentication (tampered)"
         case .invalidArgument(let what): return "invalid argument: \(what)"
+        case .identityMissing(let directory):
+            return "the store in \(directory) has no car identity, but its storage key exists: carkey.db was truncated, "
+                + "replaced or lost its WAL, and the car's keys went with it"
         case .system(let errno): return errno.description
         }
     }

@@ -3,16 +3,24 @@
 // the round's sends, actuations and link closes until that commit has returned. Under load a
 // round carries many sessions, so the fsync cost is shared instead of paid per row.
 //
-// A failed commit is logged and the agent keeps serving (the rows are dropped, the count
-// says how many). Refusing to open doors because the log disk failed would strand the owner,
-// and the store keeps a reserve for access decisions, so a full disk alone does not fail
-// these commits: what remains is a broken disk, which the log line reports.
+// A failed commit is logged and the agent keeps serving answers (the rows are dropped, the
+// count says how many), but `commit` says it failed and CarService then moves no actuator for
+// that round: an access decision that is not in the log must not open a door (a dropped events
+// table, a broken disk). The store keeps a reserve for access decisions, so a full disk alone
+// does not fail these commits.
 import Drivers
 
 /// Where a batch goes: the store in the agent (events and their outbox rows, one transaction);
 /// tests wrap it to look at the world while a commit is in progress, or to fail it.
 protocol AuditLogWriter {
     func appendEvents(_ events: [NewEvent]) throws
+    /// After a failed append: puts back schema objects that were dropped (the events table),
+    /// with their own event. Returns what it recreated (empty: nothing was missing).
+    func repairAfterFailedAppend() throws -> [String]
+}
+
+extension AuditLogWriter {
+    func repairAfterFailedAppend() throws -> [String] { [] }
 }
 
 extension CarStore: AuditLogWriter {
@@ -21,6 +29,8 @@ extension CarStore: AuditLogWriter {
             for event in events { try transaction.appendEvent(event) }
         }
     }
+
+    func repairAfterFailedAppend() throws -> [String] { try repairMissingSchema() }
 }
 
 /// Commit counters: rows per commit is the figure the benchmark and tests report.
@@ -64,8 +74,10 @@ final class AuditBatch {
     func add(_ event: NewEvent) { pending.append(event) }
 
     /// Writes everything added since the last commit in one transaction; nothing when empty.
-    func commit() {
-        guard !pending.isEmpty else { return }
+    /// False when the rows could not be written (they are dropped and counted).
+    @discardableResult
+    func commit() -> Bool {
+        guard !pending.isEmpty else { return true }
         let batch = pending
         pending.removeAll(keepingCapacity: true)
         do {
@@ -73,10 +85,27 @@ final class AuditBatch {
             stats.commits += 1
             stats.rows += batch.count
             stats.largestBatch = max(stats.largestBatch, batch.count)
+            return true
         } catch {
             stats.failedCommits += 1
             stats.rowsLost += batch.count
             log.error("audit: \(batch.count) event(s) could not be written to the event log: \(error)")
+            repairStore()
+            return false
+        }
+    }
+
+    /// A dropped events table would refuse every access decision until a restart: the
+    /// structure is put back now (with a storeRepaired event). The failed rows stay lost and
+    /// the actions they carried stay refused.
+    private func repairStore() {
+        do {
+            let recreated = try writer.repairAfterFailedAppend()
+            if !recreated.isEmpty {
+                log.error("audit: storeRepaired: recreated missing \(recreated.joined(separator: ", ")) in the store (rows they held are lost; event logged)")
+            }
+        } catch {
+            log.error("audit: store repair failed: \(error)")
         }
     }
 }

@@ -9,6 +9,8 @@ final class AuditSink {
     private let batch: AuditBatch
     private let log: AgentLog
     private var coalescer: AuditCoalescer
+    /// A commit failed since the last `commitRound`.
+    private var failedSinceRoundEnd = false
 
     init(writer: any AuditLogWriter, log: AgentLog, coalescer: AuditCoalescer = AuditCoalescer()) {
         self.batch = AuditBatch(writer: writer, log: log)
@@ -42,8 +44,22 @@ final class AuditSink {
         for summary in coalescer.due(nowMillis: now.monotonicMillis, force: force) { add(summary, time: time) }
     }
 
-    /// One transaction for every row added since the last commit.
-    func commit() { batch.commit() }
+    /// One transaction for every row added since the last commit; false when it failed.
+    @discardableResult
+    func commit() -> Bool {
+        let written = batch.commit()
+        if !written { failedSinceRoundEnd = true }
+        return written
+    }
+
+    /// The commit at a loop round's end: true only when it and every commit since the previous
+    /// round's end were written, so an access decision whose row an earlier, failed commit of
+    /// the same round carried cannot count as recorded.
+    func commitRound() -> Bool {
+        let written = commit()
+        defer { failedSinceRoundEnd = false }
+        return written && !failedSinceRoundEnd
+    }
 
     private func add(_ summary: AuditCoalescer.Summary, time: EventTime) {
         let whose: String

@@ -17,6 +17,9 @@ final class StoreKeeper {
     /// and the budget in force: stdout, with the other start-up lines.
     func startupLines(_ budget: StoreBudget) -> [String] {
         var lines = store.startNotices.map { "carkey-agent: store: \($0)" }
+        if !store.schemaRepairs.isEmpty {
+            lines.append("carkey-agent: store: storeRepaired: recreated missing \(store.schemaRepairs.joined(separator: ", ")) (rows they held are lost; event logged)")
+        }
         if let status = try? store.spaceStatus() {
             lines.append("carkey-agent: store: \(status.usedBytes >> 10) KiB of \(budget.maxDatabaseBytes >> 10) KiB budget in use, "
                          + "events kept \(budget.maxEventAgeSeconds / 86_400) days (access decisions \(budget.maxCriticalEventAgeSeconds / 86_400)), "
@@ -24,6 +27,76 @@ final class StoreKeeper {
                          + (status.diskFull ? ", DISK FULL" : ""))
         }
         return lines
+    }
+
+    /// Opens the agent's store; a damaged or foreign carkey.db stops the start with what
+    /// happened and how to recover (SQLite's bare "malformed" says neither).
+    static func openStore(_ directory: String, clock: @escaping CarStore.EventClock, budget: StoreBudget) throws -> CarStore {
+        // No storage key, yet the public identity of a car is published here: the key was lost
+        // (with the store, or the store would refuse it). Not a fresh directory, so not a new
+        // car; checked before opening, which would mint a new key.
+        let layout = StateDirectory(path: directory)
+        let published = layout.path + "/" + StateFiles.identityFileName
+        if (try? Files.mode(of: layout.storageKeyPath)) == nil, (try? Files.mode(of: published)) != nil {
+            throw AgentStartFailure(description: "store: \(layout.storageKeyPath) is missing, but \(published) shows a car was paired here: "
+                                    + "its storage key was lost. Refusing to start as a new car, which would lock out every paired phone. "
+                                    + "Put the car's storage key back, then restore its backup if the store is gone too. " + recovery(directory))
+        }
+        do {
+            return try CarStore.open(stateDirectory: directory, clock: clock, budget: budget)
+        } catch let error as SQLiteError where error.isCorrupt {
+            throw AgentStartFailure(description: "store: \(directory)/\(StateDirectory.databaseFileName) is damaged (\(error)). "
+                                    + "Refusing to start. " + recovery(directory))
+        } catch let error as MigrationError {
+            throw AgentStartFailure(description: "store: \(error). Refusing to start. " + recovery(directory))
+        }
+    }
+
+    /// What to do when the store cannot be used as it is: restore, or start over explicitly.
+    static func recovery(_ directory: String) -> String {
+        "Restore a backup with `carkey-agent restore --state-dir \(directory) --from FILE` "
+            + "(the backup must be of this car's store; the storage key file must be restored together with the store), "
+            + "or, to start over as a new car that every phone must enroll with again, move \(directory) aside and start with an empty state directory"
+    }
+
+    /// The car's identity key for start-up. Created only in a fresh state directory; a store
+    /// that lost it, or one whose row does not open with this storage key, stops the start
+    /// with what happened and how to recover: never a new identity in silence.
+    func identityKey() throws -> P256PrivateKey {
+        let directory = store.stateDirectory.path
+        let recovery = Self.recovery(directory)
+        do {
+            return try store.loadOrCreateIdentityKey()
+        } catch let error as StorageError {
+            switch error {
+            case .identityMissing:
+                throw AgentStartFailure(description: "store: \(error). Refusing to start as a new car, which would lock out every paired phone. " + recovery)
+            case .tampered(kind: .identity, _):
+                throw AgentStartFailure(description: "store: the car identity in \(directory) does not open with \(store.stateDirectory.storageKeyPath) "
+                                        + "(the row was altered, or the store and the key file come from different cars). Refusing to start. " + recovery)
+            default:
+                throw error
+            }
+        }
+    }
+
+    /// The clean stop, after every writer has finished: the WAL copied into carkey.db and
+    /// truncated, the database closed, so carkey.db alone holds the car (a cold copy of it is
+    /// complete). A checkpoint another reader held up is logged: the WAL still has commits.
+    func closeAtStop() {
+        do {
+            let result = try store.checkpointAndClose()
+            if result.busy {
+                log.warn("store: checkpoint at stop incomplete (another process reads the store): carkey.db-wal still holds \(result.walFrames - result.checkpointedFrames) frame(s)")
+            } else if !result.truncated {
+                log.info("store: WAL checkpointed into \(StateDirectory.databaseFileName), store closed; the WAL file keeps its room for a start on this full disk")
+            } else {
+                // TRUNCATE reports 0 frames once the WAL is emptied: there is no count to show.
+                log.info("store: WAL checkpointed into \(StateDirectory.databaseFileName) and truncated, store closed")
+            }
+        } catch {
+            log.error("store: checkpoint at stop failed: \(error)")
+        }
     }
 
     func tick(now: ProtocolTime) {

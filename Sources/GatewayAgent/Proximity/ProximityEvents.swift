@@ -22,9 +22,11 @@ final class ProximityEvents {
     }
 
     /// `action`: "unlock", "trunk", "passiveEntry", "walkAwayLock"; `result`: "allowed",
-    /// "refused", "locked".
+    /// "refused", "locked". False when the event could not be written: a decision the car
+    /// takes by itself (passive entry) must then not move anything.
+    @discardableResult
     func record(action: String, result: String, key: KeyID?, refusal: NotInProximityReason?,
-                evidence: [ProximityEvidence], extra: [(String, JSONValue)] = []) {
+                evidence: [ProximityEvidence], extra: [(String, JSONValue)] = []) -> Bool {
         var fields: [(String, JSONValue)] = []
         if let refusal { fields.append(("reason", .string(refusal.rawValue))) }
         fields += extra
@@ -39,8 +41,10 @@ final class ProximityEvents {
         beforeWrite?()
         do {
             try store.appendEvent(event)
+            return true
         } catch {
             log.error("events: could not append proximity \(action): \(error)")
+            return false
         }
     }
 

@@ -164,9 +164,10 @@ final class UWBService: LoopSource {
             .filter { $0.grant.record.permissions.contains(.unlock) }.map(\.grant.keyID)
         let decision = engine.passiveEntry(handlePulledAtMillis: nowMillis, authenticatedKeys: keys)
         let refusal = decision.key == nil ? (decision.candidates.compactMap(Self.reason).first ?? .noRanging) : nil
-        events.record(action: "passiveEntry", result: decision.key == nil ? "refused" : "allowed", key: decision.key,
-                      refusal: refusal, evidence: decision.candidates.map(\.evidence))
-        return decision.key
+        let recorded = events.record(action: "passiveEntry", result: decision.key == nil ? "refused" : "allowed", key: decision.key,
+                                     refusal: refusal, evidence: decision.candidates.map(\.evidence))
+        // Never an unlock without its audit record (a dropped events table, a broken disk).
+        return recorded ? decision.key : nil
     }
 
     /// Once a second: true when the car should lock because every key that was near walked away.

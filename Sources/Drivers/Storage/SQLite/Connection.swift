@@ -34,8 +34,19 @@ public final class Connection {
         sqlite3_extended_result_codes(handle, 1)
     }
 
+    /// True after `close`: the handle must not be used any more.
+    public private(set) var isClosed = false
+
     /// sqlite3_close_v2 defers the close until outstanding statements are finalized.
-    deinit { sqlite3_close_v2(handle) }
+    deinit { if !isClosed { sqlite3_close_v2(handle) } }
+
+    /// Closes the connection now (the cached statements first). Idempotent.
+    public func close() {
+        guard !isClosed else { return }
+        statementCache.removeAll()
+        sqlite3_close_v2(handle)
+        isClosed = true
+    }
 
     /// Prepares one statement. SQL passed here is constant text from this code base (values
     /// always go through binds), so it may appear in error messages.

@@ -75,6 +75,7 @@ public final class Database: @unchecked Sendable {
                               operation: "read \(path)")
         }
         return try readerLock.withLock {
+            guard !reader.isClosed else { throw SQLiteError(code: SQLITE_MISUSE, message: "the database is closed", operation: "read \(path)") }
             try reader.execute("BEGIN DEFERRED")
             return try finish(reader, body)
         }
@@ -102,6 +103,7 @@ public final class Database: @unchecked Sendable {
     public func keepWALBetweenRuns() {
         for (connection, lock) in [(self.connection, self.lock), (reader, readerLock)] {
             lock.withLock {
+                guard !connection.isClosed else { return }
                 var on: Int32 = 1
                 sqlite3_file_control(connection.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &on)
             }
@@ -113,12 +115,54 @@ public final class Database: @unchecked Sendable {
         try locked { connection in try connection.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
     }
 
+    /// wal_checkpoint(TRUNCATE), then both connections closed: afterwards carkey.db alone holds
+    /// every commit and the WAL is 0 bytes, so a stopped car's database file can be copied on
+    /// its own. The checkpoint is not complete when another process still reads an older
+    /// snapshot (SQLite answers busy instead of failing): the result says so. Any later use of
+    /// this Database throws SQLITE_MISUSE; closing twice does nothing.
+    /// `truncate` false: wal_checkpoint(RESTART) instead, which copies every frame into the
+    /// main file just the same but leaves the WAL file's allocated size (see
+    /// CarStore.checkpointAndClose for when that room is needed).
+    @discardableResult
+    public func checkpointAndClose(truncate: Bool = true) throws -> CheckpointResult {
+        try readerLock.withLock {
+            try lock.withLock {
+                guard !connection.isClosed else { return CheckpointResult(busy: false, walFrames: 0, checkpointedFrames: 0) }
+                defer {
+                    reader.close()
+                    connection.close()
+                }
+                let row = try connection.rows(truncate ? "PRAGMA wal_checkpoint(TRUNCATE)" : "PRAGMA wal_checkpoint(RESTART)").first ?? []
+                func number(_ index: Int) -> Int64 {
+                    if index < row.count, case .integer(let value) = row[index] { return value }
+                    return -1
+                }
+                var result = CheckpointResult(busy: number(0) != 0, walFrames: number(1), checkpointedFrames: number(2))
+                result.truncated = truncate
+                return result
+            }
+        }
+    }
+
+    /// What `checkpointAndClose` did (PRAGMA wal_checkpoint's row).
+    public struct CheckpointResult: Equatable, Sendable {
+        /// Another connection kept the checkpoint from finishing: the WAL still holds commits.
+        public let busy: Bool
+        /// True when the WAL file was truncated to 0 bytes (TRUNCATE), false when its room was kept.
+        public var truncated = true
+        public let walFrames: Int64
+        public let checkpointedFrames: Int64
+    }
+
     private func locked<T>(_ body: (Connection) throws -> T) throws -> T {
         guard !lock.isHeldByCurrentThread else {
             throw SQLiteError(code: SQLITE_MISUSE, message: "nested use of the database from inside a transaction",
                               operation: "transaction \(path)")
         }
-        return try lock.withLock { try body(connection) }
+        return try lock.withLock {
+            guard !connection.isClosed else { throw SQLiteError(code: SQLITE_MISUSE, message: "the database is closed", operation: "use \(path)") }
+            return try body(connection)
+        }
     }
 
     /// Commits after `body`, or rolls back on any error (from `body` or from COMMIT itself).
