@@ -78,7 +78,8 @@ final class InProcessCar {
         self.keys = keyService
         let engine = CarProtocolEngine(configuration: CarProtocolConfiguration(vehicleID: vehicle), identity: identity,
                                        keys: keyService.directory, certificateVerifier: keyService.certificateVerifier)
-        memory = memoryLinks ? MemoryLinkServer() : nil
+        // One spare slot, as the product's link backends have (CarService decides who keeps it).
+        memory = memoryLinks ? MemoryLinkServer(spareSlots: 1) : nil
         server = try memory ?? SimulatedLinkServer(configuration: .init(socketPath: folder + "/ble.sock"))
         hardware = try VehicleHardware.open(boardFile: nil, simulate: true, clock: SystemClock())
         body = try VehicleBody(hardware: hardware, store: store, clock: clock, log: log)

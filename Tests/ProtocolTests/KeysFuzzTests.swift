@@ -49,7 +49,8 @@ final class KeysFuzzTests: XCTestCase {
         var random = SplitMix64(state: 0x5041_4952)
         var rig = KeysRig(owners: [], configure: {
             $0.rateLimit = RateLimitPolicy(failureThreshold: 1_000_000)
-            $0.globalRateLimit = RateLimitPolicy(failureThreshold: 1_000_000)
+            $0.handshakeBudgetPerPeer = HandshakeBudget(perSecond: 1_000_000, burst: 1_000_000)
+            $0.handshakeBudgetCarWide = HandshakeBudget(perSecond: 1_000_000, burst: 1_000_000)
             $0.pairing = PairingPolicy(maxWrongCodes: 1_000_000)
         })
         let (code, _) = try rig.car.openPairingWindow(now: rig.now)

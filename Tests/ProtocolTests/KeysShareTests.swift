@@ -182,7 +182,8 @@ final class KeysShareTests: XCTestCase {
     func testTamperedCertificatesAreInvalid() throws {
         var rig = KeysRig(configure: {
             $0.rateLimit = RateLimitPolicy(failureThreshold: 1_000_000)
-            $0.globalRateLimit = RateLimitPolicy(failureThreshold: 1_000_000)
+            $0.handshakeBudgetPerPeer = HandshakeBudget(perSecond: 1_000_000, burst: 1_000_000)
+            $0.handshakeBudgetCarWide = HandshakeBudget(perSecond: 1_000_000, burst: 1_000_000)
         })
         let genuine = try KeysFixtures.share(.unlockOnly).encoded()
         let vehicleStart = 84, vehicleEnd = 84 + Fixtures.vehicleID.bytes.count

@@ -87,41 +87,35 @@ final class RateLimitTests: XCTestCase {
         XCTAssertTrue(try rig.run(.lock).isOK, "six busy answers did not block the link")
     }
 
-    func testReconnectingDoesNotEscapeTheCarWideLimit() throws {
+    /// Issue 14: there is no car-wide pre-session record any more. It let anyone in radio
+    /// range lock every phone out (four bursts of 21 malformed frames kept the owner out for
+    /// 179 of 181 s). Failures on other links never refuse a new link; what bounds an attacker
+    /// who reconnects is the handshake budget (LinkAdmissionTests).
+    func testFailuresOnOtherLinksDoNotRefuseANewLink() throws {
         var rig = Rig()
-        // An established session on another link is not affected by what follows.
         let sessionLink = rig.link
         try rig.handshake()
-        // Twenty failures, each on a fresh link (a phone reconnecting after every attempt).
-        for n in 0..<20 {
+        for n in 0..<40 {
             XCTAssertEqual(rig.toCar(try badAuth(), link: LinkID(100 + UInt64(n))).cleartextFault, .unknownChallenge, "attempt \(n)")
-            rig.advance(seconds: 1)
         }
         var other = PhoneProtocolSession(configuration: rig.phone.configuration)
         let hello = try other.start()
-        XCTAssertEqual(rig.toCar(hello, link: LinkID(200)).cleartextFault, .rateLimited, "a brand-new link is refused too")
+        XCTAssertEqual(rig.toCar(hello, link: LinkID(200)).sent.first?.first, MessageType.challenge.rawValue,
+                       "a brand-new link is served")
         XCTAssertTrue(try rig.run(.unlock).isOK, "sessions that exist keep working")
-        XCTAssertEqual(rig.car.establishedLinks, [sessionLink])
-        rig.advance(seconds: 13.9) // the loop already advanced 1 s after the 20th failure
-        XCTAssertEqual(rig.toCar(hello, link: LinkID(201)).cleartextFault, .rateLimited)
-        rig.advance(seconds: 0.1) // 15 s after the 20th failure
-        XCTAssertEqual(rig.toCar(hello, link: LinkID(202)).sent.first?.first, MessageType.challenge.rawValue)
+        XCTAssertTrue(rig.car.establishedLinks.contains(sessionLink))
     }
 
-    func testCarWideLimitIgnoresCarConditionsAndSuccesses() throws {
+    func testBusyAnswersDoNotCountAgainstALink() throws {
         // Busy answers (no free link slots) are the car's condition, not a phone's failure.
-        var rig = Rig(configure: { $0.globalRateLimit = RateLimitPolicy(failureThreshold: 3); $0.maxLinks = 1 })
+        var rig = Rig(configure: { $0.maxLinks = 1 })
         _ = try rig.helloAndChallenge()
-        for n in 0..<5 {
-            var other = PhoneProtocolSession(configuration: rig.phone.configuration)
-            XCTAssertEqual(rig.toCar(try other.start(), link: LinkID(50 + UInt64(n))).cleartextFault, .busy)
+        var other = PhoneProtocolSession(configuration: rig.phone.configuration)
+        let hello = try other.start()
+        for _ in 0..<8 {
+            let actions = rig.toCar(hello, link: LinkID(50))
+            XCTAssertEqual(actions.cleartextFault, .busy)
+            XCTAssertTrue(actions.closed.isEmpty, "busy never closes the link")
         }
-        // Two failures, a successful handshake, one more failure: the success does not wipe the
-        // car-wide record (an attacker's failures are not forgiven by the owner's success).
-        rig = Rig(configure: { $0.globalRateLimit = RateLimitPolicy(failureThreshold: 3) })
-        for n in 0..<2 { XCTAssertEqual(rig.toCar(try badAuth(), link: LinkID(60 + UInt64(n))).cleartextFault, .unknownChallenge) }
-        try rig.handshake()
-        XCTAssertEqual(rig.toCar(try badAuth(), link: LinkID(70)).cleartextFault, .unknownChallenge)
-        XCTAssertEqual(rig.toCar(try badAuth(), link: LinkID(71)).cleartextFault, .rateLimited)
     }
 }

@@ -8,10 +8,11 @@ import Drivers
 struct LinkSettings: Equatable {
     enum Transport: String, Equatable { case unix, ble }
 
-    static let keys: Set<String> = ["transport", "adapter", "name", "maxLinks", "idleTimeoutSeconds", "privacy", "identifierRotationMinutes"]
+    static let keys: Set<String> = ["transport", "adapter", "name", "maxLinks", "idleTimeoutSeconds", "privacy", "identifierRotationMinutes", "handshakeDeadlineSeconds"]
     static let maxLinksRange: ClosedRange<Int64> = 1...8
     static let idleRange: ClosedRange<Int64> = 5...3600
     static let rotationRange: ClosedRange<Int64> = 1...60
+    static let handshakeDeadlineRange: ClosedRange<Int64> = 1...60
     /// The advertised name is the same for every car by default: a VIN or plate here would be
     /// the fixed, trackable identity the rotating identifier exists to avoid.
     static let defaultName = "OpenCarKey"
@@ -30,6 +31,9 @@ struct LinkSettings: Equatable {
     /// Resolvable private addresses for the controller (mgmt Set Privacy).
     var privacy = true
     var identifierRotationMinutes = 15
+    /// A link (either transport) without a session this long after it connected is closed, so
+    /// connections that say nothing cannot hold the slots. A phone needs well under a second.
+    var handshakeDeadlineSeconds = 3
 
     static let optionSpecs: [Option] = [
         .value("ble", placeholder: "ADAPTER",
@@ -54,6 +58,8 @@ struct LinkSettings: Equatable {
             settings.privacy = on
         }
         settings.identifierRotationMinutes = try link.integer("identifierRotationMinutes", in: rotationRange) ?? settings.identifierRotationMinutes
+        settings.handshakeDeadlineSeconds = try link.integer("handshakeDeadlineSeconds", in: handshakeDeadlineRange)
+            ?? settings.handshakeDeadlineSeconds
         return settings
     }
 

@@ -46,6 +46,7 @@ struct AgentLoop {
         for event in server.process(Array(ready[offset..<(offset + linkSet.count)]), nowMillis: clock.monotonicMillis) {
             service.handle(event)
         }
+        service.admitNewcomers()
         for notice in server.takeNotices() { log.info("link: \(notice)") }
         offset += linkSet.count
         for (source, set) in zip(sources, sets) {

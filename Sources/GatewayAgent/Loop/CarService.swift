@@ -13,9 +13,10 @@ import Drivers
 import Protocol
 
 final class CarService {
-    /// A connection that has not established a session within this time is closed, so idle
-    /// connections cannot hold the link slots (the challenge lifetime is 10 s).
-    static let handshakeTimeoutMillis: UInt64 = 15_000
+    /// A connection that has not established a session within this time is closed, so
+    /// connections that say nothing cannot hold the link slots (config
+    /// link.handshakeDeadlineSeconds; a phone needs well under a second).
+    var handshakeDeadlineMillis: UInt64 = 3_000
     /// Records that gate no effect wait for a commit at most this many (see `finishRound`).
     static let maxDeferredRecords = 256
 
@@ -75,6 +76,10 @@ final class CarService {
         switch event {
         case .connected(let link):
             log.debug("\(link) connected")
+            engine.linkOpened(link, peerAddress: server.facts(of: link)?.peerAddress)
+            // Decided after the rest of this batch (`admitNewcomers`): a phone's Hello read in
+            // the same batch must put it in its handshake before anyone picks a victim.
+            newcomers.append(link)
         case .message(let link, let bytes):
             // Messages read before the agent closed this link are moot.
             guard server.isOpen(link), !closing.contains(link) else { return }
@@ -103,12 +108,77 @@ final class CarService {
         }
         audit.flush(now: now)
         tickObserver?()
-        let established = Set(engine.establishedLinks)
-        for link in server.links where !established.contains(link) {
-            guard let since = server.connectedAt(link), now.monotonicMillis >= since + Self.handshakeTimeoutMillis else { continue }
-            log.info("\(link) closed: no session within \(Self.handshakeTimeoutMillis / 1000) s")
+        for link in server.links where !closing.contains(link) {
+            let phase = engine.phase(of: link)
+            guard phase == .idle || phase == .handshaking, let since = server.connectedAt(link),
+                  now.monotonicMillis >= since + handshakeDeadlineMillis else { continue }
+            log.info("\(link) closed: no session within \(handshakeDeadlineMillis) ms")
             server.close(link)
             execute(engine.linkClosed(link, now: now))
+        }
+    }
+
+    /// A newcomer over the link limit (the server holds a spare slot for this decision): the
+    /// oldest link that never sent a valid Hello is closed for it, else the oldest one still
+    /// in its handshake, those repeating Hellos or failing first. Sessions and enrollments are never reclaimed: if every other link
+    /// holds one, the newcomer is told `busy` and closed. So connections that say nothing, or
+    /// trickle, cannot keep a phone out; they only ever hold a slot for the handshake deadline.
+    /// A link connected this recently that has not spoken yet is not taken for silent: a
+    /// phone's Hello follows its connection within milliseconds, and a flood whose links are
+    /// all in their handshake would otherwise always reclaim the phone that just connected.
+    static let silenceGraceMillis: UInt64 = 1_000
+
+    /// The engine's reclaim order, with a link inside its grace period ranked like a phone in
+    /// its handshake.
+    /// Lowest first: silent past the grace (0), a handshake that repeated a Hello or failed
+    /// (1), silent within the grace (2), a clean handshake (3): a phone that has said Hello is
+    /// the last to go, after every connection that has said nothing.
+    private func reclaimOrder(of link: LinkID, now: UInt64) -> Int? {
+        guard let order = engine.reclaimOrder(of: link) else { return nil }
+        switch order {
+        case 0:
+            if let since = server.connectedAt(link), now < since + Self.silenceGraceMillis { return 2 }
+            return 0
+        case 1: return 1
+        default: return 3
+        }
+    }
+
+    /// Links that connected in the batch just handled, waiting for the admission decision.
+    private var newcomers: [LinkID] = []
+
+    /// Runs the admission decision for every link that connected in the batch just handled
+    /// (the loop calls it after a batch of link events).
+    func admitNewcomers() {
+        let waiting = newcomers
+        newcomers.removeAll(keepingCapacity: true)
+        for link in waiting where server.isOpen(link) && !closing.contains(link) { admit(link) }
+    }
+
+    private func admit(_ newcomer: LinkID) {
+        let open = server.links.filter { !closing.contains($0) }
+        guard open.count > server.maxConnections else { return }
+        let others = open.filter { $0 != newcomer }.sorted {
+            (server.connectedAt($0) ?? 0, $0.rawValue) < (server.connectedAt($1) ?? 0, $1.rawValue)
+        }
+        let now = clock.now()
+        let victim = others.compactMap { link in reclaimOrder(of: link, now: now.monotonicMillis).map { (link, $0) } }
+            .min { $0.1 < $1.1 }?.0  // `min` keeps the first of equals: the oldest
+        if let victim {
+            log.info("\(victim) closed: its slot went to \(newcomer) (no session, \(server.maxConnections) links open)")
+            server.close(victim)
+            execute(engine.linkClosed(victim, now: now))
+        } else if others.contains(where: { engine.holdsSharedSession($0) }) {
+            // Guests hold every slot: the newcomer keeps the spare one for its handshake
+            // deadline and its Hello decides. An owner's ends the oldest guest session (rule
+            // H1); anyone else's is answered busy. Guests can never keep the owner out.
+            log.debug("\(newcomer) held in the spare slot: every other link holds a session, some of guests")
+        } else {
+            log.info("\(newcomer) refused: busy (\(server.maxConnections) sessions open)")
+            // Cleartext and before any protocol state: nothing to record first.
+            _ = server.send(FaultMessage(.busy).encoded(), to: newcomer)
+            server.close(newcomer)
+            execute(engine.linkClosed(newcomer, now: now))
         }
     }
 
@@ -122,10 +192,19 @@ final class CarService {
     /// wait. Either way they are on disk within a round or two, as any record is.
     func finishRound(idle: Bool = true) {
         guard !held.isEmpty || idle || audit.pendingCount >= Self.maxDeferredRecords else { return }
-        audit.commit()
+        let recorded = audit.commitRound()
         let effects = held
         held.removeAll(keepingCapacity: true)
-        for effect in effects { release(effect) }
+        for effect in effects {
+            // The round's access decisions are not in the event log: nothing moves, the phone
+            // hears internalError (store repair: AuditBatch.swift).
+            if !recorded, case .perform(let request) = effect {
+                log.error("\(request.link) \(request.command) refused: its audit record could not be written")
+                execute(engine.complete(request.token, result: .internalError, vehicleState: actuator.state, now: clock.now()))
+                continue
+            }
+            release(effect)
+        }
     }
 
     /// Commits the audit rows waiting for the round's end now, for a part of the agent about

@@ -15,6 +15,7 @@ enum BLELinkBackend {
         }
         var configuration = BlueZLinkServer.Configuration(adapter: try selection(selector), name: settings.name)
         configuration.maxLinks = settings.maxLinks
+        configuration.spareSlots = 1  // CarService reclaims a slot without a session
         configuration.idleTimeoutMillis = UInt64(settings.idleTimeoutSeconds) * 1000
         configuration.privacy = settings.privacy
         let key = try store.loadOrCreateAdvertisingKey()

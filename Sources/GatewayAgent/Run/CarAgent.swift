@@ -33,14 +33,13 @@ struct CarAgent {
         let clock = AgentClock(systemSynchronized: options.keys.syncProbe)
         try BenchmarkHooks.apply(log: log)
         // With its budget: on a full disk the reserve is released before SQLite needs room.
-        let store = try CarStore.open(stateDirectory: options.stateDirectory, clock: { clock.eventTime() }, budget: options.store)
+        let store = try StoreKeeper.openStore(options.stateDirectory, clock: { clock.eventTime() }, budget: options.store)
         let storeKeeper = StoreKeeper(store: store, log: log)
-        // Runs last, after every writer has stopped: copy the WAL into carkey.db so a stopped
-        // agent's database file holds everything (the WAL file itself is kept for its room on a
-        // full disk, so without this the newest rows would live only in carkey.db-wal).
-        defer { _ = try? store.database.withoutTransaction { try $0.execute("PRAGMA wal_checkpoint(FULL)") } }
+        // Runs last, after every writer has stopped: copy the WAL into carkey.db, truncate it and
+        // close, so a stopped agent's database file holds everything on its own.
+        defer { storeKeeper.closeAtStop() }
         for repair in store.repairs { log.info("store: \(repair)") }
-        let identity = try store.loadOrCreateIdentityKey()
+        let identity = try storeKeeper.identityKey()
         try StateFiles.write(identity: identity.publicKey, vehicleID: options.vehicleID, in: options.stateDirectory)
         clock.setTrustedMark(try store.trustedTime())
 
@@ -62,6 +61,7 @@ struct CarAgent {
                                  audit: AuditSink(writer: store, log: log,
                                                   coalescer: AuditSettings.coalescer(perMinute: options.auditRoutinePerMinute)), clock: clock, log: log)
         body.connect(service)
+        service.handshakeDeadlineMillis = UInt64(options.link.handshakeDeadlineSeconds) * 1000
         // Signed audit-chain checkpoints (docs/cloud.md): looked at every 15 s on the tick, and
         // one last on a clean stop, after the final events and before the cloud link drains.
         let checkpointer = AuditCheckpointer(store: store, key: identity, topics: CloudTopics(vehicleID: options.vehicleID.description),
@@ -84,6 +84,7 @@ struct CarAgent {
         let console = try ConsoleSetup.make(options: options, body: body, store: store, clock: clock, log: log,
                                             uwb: uwb, simulatedUWB: uwbRadio?.radio as? SimulatedUWBRadio)
         defer { console.console?.close() }
+        commands.stats?.consoleOutput = console.console
         console.context.wire(commands)
         commands.simulation = console.simulation.map { simulation in { words in simulation.run(words) } }
         console.context.auditStats = { [unowned service] in service.auditStats }
@@ -114,6 +115,7 @@ struct CarAgent {
         }
         if let cloud { console.context.cloudSnapshot = { cloud.snapshot } }
         commands.stats?.cloud = cloud
+        commands.stats?.cloudInbound = cloud
         defer { cloud?.stop() }
         defer {
             do { try checkpointer.shutdown(nowMillis: Int64(clock.monotonicMillis)) } catch { log.error("audit: last checkpoint not written: \(error)") }

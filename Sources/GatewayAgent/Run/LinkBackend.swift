@@ -7,7 +7,10 @@ enum LinkBackend {
     static func open(_ options: RunOptions, store: CarStore, clock: AgentClock, log: AgentLog) throws -> any LinkServer {
         switch options.link.transport {
         case .unix:
-            return try SimulatedLinkServer(configuration: .init(socketPath: options.socketPath))
+            var configuration = SimulatedLinkServer.Configuration(socketPath: options.socketPath)
+            // CarService reclaims a slot without a session for each newcomer (issue 14).
+            configuration.spareSlots = 1
+            return try SimulatedLinkServer(configuration: configuration)
         case .ble:
             return try BLELinkBackend.open(options, store: store, clock: clock, log: log)
         }

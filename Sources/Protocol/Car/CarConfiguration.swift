@@ -10,18 +10,20 @@ public struct CarProtocolConfiguration: Sendable, Equatable {
     public var sessionLifetimeSeconds: UInt16 = 300
     /// Largest allowed expiresAt - carNow for a command.
     public var maxCommandLifetimeSeconds: Int64 = 30
-    /// Links with handshake or session state at once; more get `busy`.
+    /// Links with handshake or session state at once; more get `busy` (an owner's Hello ends
+    /// the oldest shared-key session instead, rule H1).
     public var maxLinks: Int = 8
     /// How many consumed challenges are remembered to report `reusedChallenge`.
     public var usedChallengeMemory: Int = 256
-    /// Links whose failure history is kept for rate limiting.
+    /// Peers whose failure history (and handshake budget) is kept.
     public var rateLimitedLinkMemory: Int = 64
     public var rateLimit = RateLimitPolicy()
-    /// Pre-session failures of all links together. Reconnecting gives a phone a fresh link and
-    /// so a clean per-link record; this bound holds across reconnects. More lenient than the
-    /// per-link policy because while it blocks, no phone can start a session.
-    public var globalRateLimit = RateLimitPolicy(failureThreshold: 20, windowMillis: 60_000,
-                                                 basePenaltyMillis: 15_000, maxPenaltyMillis: 300_000)
+    /// Handshake work (a Challenge's signature and ephemeral key, then the AuthResponse's
+    /// verification and ECDH) per peer, and for the whole car: over budget is `busy`, without
+    /// the crypto. Links that already had a Challenge, or whose peer failed, draw on the
+    /// car-wide budget only while more than half of it is left (fresh phones go first).
+    public var handshakeBudgetPerPeer = HandshakeBudget(perSecond: 2, burst: 4)
+    public var handshakeBudgetCarWide = HandshakeBudget(perSecond: 200, burst: 100)
     /// Highest record counter the car will send in one session; then the session ends.
     public var maxRecordCounter: UInt64 = 1 << 32
     /// Owner enrollment: window length and wrong codes allowed.

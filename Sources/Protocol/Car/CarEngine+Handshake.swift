@@ -2,8 +2,15 @@
 
 extension CarProtocolEngine {
     mutating func handleHello(_ hello: HelloMessage, raw: Bytes, link: LinkID, now: ProtocolTime) -> [CarAction] {
+        admission.helloArrived(on: link)
         do throws(FaultCode) {
-            try reserveSlot(for: link, now: now)
+            // H1: a slot, possibly a shared-key session's that an owner's Hello ends.
+            let victim = try reserveSlot(for: link, keyID: hello.keyID, now: now)
+            // H2: the handshake budget, before any crypto (a certificate costs a verification
+            // too). A Hello for an unknown key without certificate costs nothing: no budget.
+            if keys.lookup(hello.keyID) != nil || !hello.shareCertificate.isEmpty {
+                try chargeHandshake(link, now: now)
+            }
             // Refuse unknown, revoked and out-of-window keys before spending a signature on them.
             let (record, certificate) = try resolveKey(hello, now: now)
             try AccessPolicy.checkUsable(record, now: now)
@@ -17,6 +24,11 @@ extension CarProtocolEngine {
             let signature = try attempt(.internalError) { try identity.signature(for: input) }
             let challengeBytes = body + signature.rawRepresentation
 
+            // Only now, with a Challenge to send, does an owner's Hello end a share's session.
+            var actions: [CarAction] = []
+            if let victim, case .established(let session)? = links[victim] {
+                actions += closeSession(victim, session: session, reason: .busy, now: now)
+            }
             // A new Hello on a challenged (or pairing) link replaces the old handshake; its
             // challenge is spent.
             spendOutstandingChallenge(on: link)
@@ -24,7 +36,8 @@ extension CarProtocolEngine {
                 helloBytes: raw, keyID: hello.keyID, record: record, certificate: certificate,
                 phoneEphemeral: phoneEphemeral, carEphemeral: carEphemeral, challenge: challenge,
                 challengeBytes: challengeBytes, issuedAtMillis: now.monotonicMillis))
-            return [.send(link, challengeBytes)]
+            admission.markSpent(link)
+            return actions + [.send(link, challengeBytes)]
         } catch {
             return rejectBeforeSession(error, link: link, keyID: hello.keyID, now: now)
         }
@@ -86,13 +99,20 @@ extension CarProtocolEngine {
             establishedAtMillis: now.monotonicMillis,
             lifetimeMillis: UInt64(configuration.sessionLifetimeSeconds) * 1000,
             carTimeAtAccept: carTime, inFlight: nil, rangingKey: keys.ranging))
-        rateLimiter.recordSuccess(link, now: now.monotonicMillis)
+        rateLimiter.recordSuccess(admission.subject(of: link), now: now.monotonicMillis)
+        // One session per key: a phone that reconnects (or a copied key) ends the older one.
+        var ended: [CarAction] = []
+        for (other, state) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) where other != link {
+            if case .established(let older) = state, older.keyID == pending.keyID {
+                ended += closeSession(other, session: older, reason: .busy, now: now)
+            }
+        }
         let grant = AccessGrant(link: link, keyID: pending.keyID, record: record,
                                 presentedCertificate: pending.certificate,
                                 sessionLifetimeSeconds: configuration.sessionLifetimeSeconds,
                                 phoneTimestamp: timestamp)
-        return [.send(link, bytes), .authenticated(grant),
-                .audit(AuditRecord(.sessionEstablished, link: link, keyID: pending.keyID, now: now))]
+        return ended + [.send(link, bytes), .authenticated(grant),
+                        .audit(AuditRecord(.sessionEstablished, link: link, keyID: pending.keyID, now: now))]
     }
 
     /// The directory's record wins. A share-certificate key not yet remembered is only as good
@@ -127,15 +147,35 @@ extension CarProtocolEngine {
     }
 
     /// A link keeps its slot; a new link needs a free one. Expired handshakes are freed first.
-    mutating func reserveSlot(for link: LinkID, now: ProtocolTime) throws(FaultCode) {
-        guard links[link] == nil, links.count >= configuration.maxLinks else { return }
+    /// When the table is still full, a Hello naming an enrolled owner key gets the slot of the
+    /// oldest shared-key session (returned: it is ended once the Challenge is ready), so
+    /// guests can never keep the owner out. Anyone can name the owner's key ID, but what that
+    /// costs a guest is bounded by the handshake budget.
+    mutating func reserveSlot(for link: LinkID, keyID: KeyID?, now: ProtocolTime) throws(FaultCode) -> LinkID? {
+        guard links[link] == nil, links.count >= configuration.maxLinks else { return nil }
         for (other, state) in links {
             if case .challenged(let pending) = state, isExpired(pending, now: now) {
                 links[other] = nil
-                usedChallenges.insert(pending.challenge)
+                // As in tick(): a late answer on that link is still challengeExpired (A3).
+                usedChallenges.insert(pending.challenge, expiredOn: other, keyID: pending.keyID)
             }
         }
-        guard links.count < configuration.maxLinks else { throw .busy }
+        guard links.count >= configuration.maxLinks else { return nil }
+        guard let keyID, keys.lookup(keyID)?.role == .owner else { throw .busy }
+        let shares = links.compactMap { entry -> (LinkID, UInt64)? in
+            guard case .established(let session) = entry.value, session.record.role == .shared else { return nil }
+            return (entry.key, session.establishedAtMillis)
+        }
+        guard let oldest = shares.min(by: { ($0.1, $0.0.rawValue) < ($1.1, $1.0.rawValue) }) else { throw .busy }
+        return oldest.0
+    }
+
+    /// Rule H2: one unit of handshake work from the peer's and the car's budget, or `busy`
+    /// (not counted as a failure). A link already challenged, or a peer that has failed,
+    /// does not compete with fresh links for the last half of the car-wide budget.
+    mutating func chargeHandshake(_ link: LinkID, now: ProtocolTime) throws(FaultCode) {
+        let fresh = admission.isFresh(link) && !rateLimiter.hasHistory(admission.subject(of: link))
+        guard admission.admit(link, fresh: fresh, now: now.monotonicMillis) else { throw .busy }
     }
 }
 

@@ -55,7 +55,7 @@ extension CarProtocolEngine {
         let claimed = (try? P256PublicKey(sec1: hello.phonePublicKey)).map { KeyID(publicKey: $0) }
         do throws(FaultCode) {
             guard isPairingWindowOpen(now: now) else { throw .pairingClosed }
-            try reserveSlot(for: link, now: now)
+            _ = try reserveSlot(for: link, keyID: nil, now: now)
             let phoneKey = try attempt(.malformedMessage) { try P256PublicKey(sec1: hello.phonePublicKey) }
             if let known = keys.lookup(KeyID(publicKey: phoneKey)), known.revoked { throw .revoked }
             let challenge = try attempt(.internalError) { try random.randomBytes(Wire.challengeLength) }
@@ -120,7 +120,7 @@ extension CarProtocolEngine {
             let grant = advertisingKeyGrant(phone: pending.phoneKey, challenge: pending.challenge)
             pendingEnrollments[token] = PendingEnrollment(link: link, keyID: keyID, carMAC: carMAC, grant: grant)
             links[link] = .enrolling(token)
-            rateLimiter.recordSuccess(link, now: now.monotonicMillis)
+            rateLimiter.recordSuccess(admission.subject(of: link), now: now.monotonicMillis)
             return [.audit(AuditRecord(.pairingWindowClosed, link: link, keyID: keyID, now: now)),
                     .enroll(EnrollmentRequest(token: token, link: link, publicKey: pending.phoneKey))]
         } catch {

@@ -6,7 +6,7 @@ extension CarProtocolEngine {
         if session.isExpired(at: now.monotonicMillis) {
             return closeSession(link, session: session, reason: .sessionExpired, now: now)
         }
-        if rateLimiter.isBlocked(link, now: now.monotonicMillis) {
+        if rateLimiter.isBlocked(admission.subject(of: link), now: now.monotonicMillis) {
             return rejectInSession(.rateLimited, link: link, command: nil, now: now, countFailure: false)
         }
 
@@ -99,7 +99,7 @@ extension CarProtocolEngine {
     mutating func rejectInSession(_ fault: FaultCode, link: LinkID, command: CommandCode?, now: ProtocolTime,
                                   countFailure: Bool = true) -> [CarAction] {
         guard case .established(let session)? = links[link] else { return [] }
-        if countFailure, fault.countsTowardRateLimit { rateLimiter.recordFailure(link, now: now.monotonicMillis) }
+        if countFailure, fault.countsTowardRateLimit { rateLimiter.recordFailure(admission.subject(of: link), now: now.monotonicMillis) }
         let body = ResponseBody(command: command, fault: fault, vehicleState: lastVehicleState,
                                 carTime: session.sessionClock(at: now.monotonicMillis))
         let audit = CarAction.audit(AuditRecord(.rejected, link: link, keyID: session.keyID, command: command,
@@ -124,14 +124,33 @@ extension CarProtocolEngine {
         return actions
     }
 
-    /// Refuses a message before a session exists with a cleartext Fault.
+    /// Refuses a message before a session exists with a cleartext Fault. The failure that
+    /// blocks the peer also closes the link (rule R0): a blocked link would only hold a slot.
     mutating func rejectBeforeSession(_ fault: FaultCode, link: LinkID, keyID: KeyID?, now: ProtocolTime,
                                       countFailure: Bool = true) -> [CarAction] {
+        var tripped = false
         if countFailure, fault.countsTowardRateLimit {
-            rateLimiter.recordFailure(link, now: now.monotonicMillis)
-            _ = preSessionBackoff.recordFailure(now: now.monotonicMillis, policy: configuration.globalRateLimit)
+            tripped = rateLimiter.recordFailure(admission.subject(of: link), now: now.monotonicMillis)
+            // A link that failed gets no priority for handshake work any more.
+            admission.markSpent(link)
         }
-        return [.send(link, FaultMessage(fault).encoded()),
-                .audit(AuditRecord(.rejected, link: link, keyID: keyID, fault: fault, now: now))]
+        let actions: [CarAction] = [.send(link, FaultMessage(fault).encoded()),
+                                    .audit(AuditRecord(.rejected, link: link, keyID: keyID, fault: fault, now: now))]
+        return tripped ? actions + dropBeforeSession(link) : actions
+    }
+
+    /// Forgets a link's handshake or pairing state (its challenge is spent) and closes it. An
+    /// enrollment under way keeps its state: it completes without its PairingResult.
+    mutating func dropBeforeSession(_ link: LinkID) -> [CarAction] {
+        switch links[link] {
+        case .established?: return []
+        case .enrolling?: break
+        case .challenged?, .pairing?:
+            spendOutstandingChallenge(on: link)
+            links[link] = nil
+        case nil: break
+        }
+        admission.closed(link)
+        return [.closeLink(link)]
     }
 }

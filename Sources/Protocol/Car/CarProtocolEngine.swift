@@ -11,9 +11,10 @@ public struct CarProtocolEngine: Sendable {
 
     var links: [LinkID: LinkState] = [:]
     var usedChallenges: UsedChallengeMemory
+    /// Failures per peer (rule R0); no car-wide record, which a stranger could fill.
     var rateLimiter: RateLimiter
-    /// Car-wide record of failures before a session (rule R0).
-    var preSessionBackoff = FailureBackoff()
+    /// Handshake budgets and peer addresses (rule H2).
+    var admission: LinkAdmission
     /// Accepted commands between `.perform` and `complete`, also after their session ended, so
     /// a late completion is still audited. Bounded; oldest tokens are dropped first.
     var inFlight: [CommandToken: CommandRequest] = [:]
@@ -43,6 +44,47 @@ public struct CarProtocolEngine: Sendable {
         self.ephemeralKeys = ephemeralKeys
         self.usedChallenges = UsedChallengeMemory(capacity: configuration.usedChallengeMemory)
         self.rateLimiter = RateLimiter(policy: configuration.rateLimit, capacity: configuration.rateLimitedLinkMemory)
+        self.admission = LinkAdmission(perPeer: configuration.handshakeBudgetPerPeer,
+                                       carWide: configuration.handshakeBudgetCarWide,
+                                       capacity: configuration.rateLimitedLinkMemory)
+    }
+
+    /// A new link, with the transport's peer address when it has one (BLE): failures and the
+    /// handshake budget then follow the peer across reconnects. Without one the link is its
+    /// own peer.
+    public mutating func linkOpened(_ link: LinkID, peerAddress: String?) {
+        admission.opened(link, peer: peerAddress)
+    }
+
+    /// Which link the transport closes first when a newcomer needs a slot: the lowest value,
+    /// oldest first. 0: no valid Hello yet; 1: in a handshake but repeating Hellos or failing
+    /// (a flood, not a phone); 2: in a handshake. nil: never (a session, an enrollment).
+    public func reclaimOrder(of link: LinkID) -> Int? {
+        switch phase(of: link) {
+        case .idle: return 0
+        case .handshaking:
+            let suspect = admission.hasRepeated(link) || rateLimiter.hasHistory(admission.subject(of: link))
+            return suspect ? 1 : 2
+        case .enrolling, .established: return nil
+        }
+    }
+
+    /// Whether `link` holds a session of a shared key: an owner's Hello may end it for a slot
+    /// (rule H1), so a newcomer over the limit is worth hearing out while one exists.
+    public func holdsSharedSession(_ link: LinkID) -> Bool {
+        if case .established(let session)? = links[link] { return session.record.role == .shared }
+        return false
+    }
+
+    /// How far `link` got: the transport reclaims idle links first, then handshaking ones,
+    /// never a session or an enrollment.
+    public func phase(of link: LinkID) -> LinkPhase {
+        switch links[link] {
+        case nil: return .idle
+        case .challenged?, .pairing?: return .handshaking
+        case .enrolling?: return .enrolling
+        case .established?: return .established
+        }
     }
 
     /// Takes the car's current state (lock, doors, trunk) for the Responses the engine sends
@@ -68,8 +110,11 @@ public struct CarProtocolEngine: Sendable {
             // The agent is enrolling this link's key; the PairingResult comes first.
             return rejectBeforeSession(.busy, link: link, keyID: pendingKeyID(link), now: now, countFailure: false)
         }
-        if rateLimiter.isBlocked(link, now: now.monotonicMillis) || preSessionBackoff.isBlocked(now: now.monotonicMillis) {
-            return rejectBeforeSession(.rateLimited, link: link, keyID: pendingKeyID(link), now: now, countFailure: false)
+        if rateLimiter.isBlocked(admission.subject(of: link), now: now.monotonicMillis) {
+            // R0: this peer is blocked. The link is closed: holding it would only hold a slot.
+            let keyID = pendingKeyID(link)
+            return rejectBeforeSession(.rateLimited, link: link, keyID: keyID, now: now, countFailure: false)
+                + dropBeforeSession(link)
         }
         let message: Message
         do throws(MessageFormatError) {
@@ -178,6 +223,7 @@ public struct CarProtocolEngine: Sendable {
 
     /// The transport lost the link: drop its state (a pending challenge counts as used).
     public mutating func linkClosed(_ link: LinkID, now: ProtocolTime) -> [CarAction] {
+        admission.closed(link)
         switch links.removeValue(forKey: link) {
         case .challenged(let pending)?:
             usedChallenges.insert(pending.challenge)

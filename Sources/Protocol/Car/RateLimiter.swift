@@ -1,6 +1,7 @@
-// Back-off after repeated failures, on monotonic time: per link, and car-wide for failures
-// before a session (a phone that reconnects gets a new link, and with it a clean per-link
-// record). Slows down online guessing and flooding; it is not what makes the protocol secure.
+// Back-off after repeated failures, on monotonic time, per peer (the radio address when the
+// transport reports one, else the link). There is deliberately no car-wide record: anyone in
+// radio range could fill it and lock every phone out. Slows down online guessing; it is not
+// what makes the protocol secure, and what bounds a flood is the handshake budget.
 
 public struct RateLimitPolicy: Sendable, Equatable {
     /// Failures within `windowMillis` that trip the limiter.
@@ -19,8 +20,7 @@ public struct RateLimitPolicy: Sendable, Equatable {
     }
 }
 
-/// One failure history with escalating blocks: the state behind the per-link entries and the
-/// car-wide pre-session limiter.
+/// One failure history with escalating blocks: the state behind each peer's entry.
 struct FailureBackoff: Sendable {
     private var failures: [UInt64] = []
     private var blockedUntil: UInt64 = 0
@@ -48,6 +48,9 @@ struct FailureBackoff: Sendable {
         return true
     }
 
+    /// Failures counted or a block served: not a peer with a clean record.
+    var hasHistory: Bool { !failures.isEmpty || lastPenalty > 0 }
+
     /// Forgets the failure count but keeps the escalation level.
     mutating func clearFailures(now: UInt64) {
         failures.removeAll()
@@ -57,38 +60,48 @@ struct FailureBackoff: Sendable {
 
 struct RateLimiter: Sendable {
     let policy: RateLimitPolicy
-    /// Bounded: the least recently active link is forgotten first.
+    /// Bounded: the least recently active peer is forgotten first.
     let capacity: Int
-    private var entries: [LinkID: FailureBackoff] = [:]
+    private var entries: [PeerKey: FailureBackoff] = [:]
 
     init(policy: RateLimitPolicy, capacity: Int) {
         self.policy = policy
         self.capacity = max(1, capacity)
     }
 
-    func isBlocked(_ link: LinkID, now: UInt64) -> Bool {
-        entries[link]?.isBlocked(now: now) ?? false
+    func isBlocked(_ peer: PeerKey, now: UInt64) -> Bool {
+        entries[peer]?.isBlocked(now: now) ?? false
     }
 
     /// Milliseconds left in the block, for diagnostics.
-    func remainingBlock(_ link: LinkID, now: UInt64) -> UInt64 {
-        entries[link]?.remainingBlock(now: now) ?? 0
+    func remainingBlock(_ peer: PeerKey, now: UInt64) -> UInt64 {
+        entries[peer]?.remainingBlock(now: now) ?? 0
     }
+
+    /// Whether the peer has failed before (its Hellos get no priority over fresh ones).
+    func hasHistory(_ peer: PeerKey) -> Bool { entries[peer]?.hasHistory ?? false }
 
     /// Counts one failure. Returns true when this failure starts a block.
     @discardableResult
-    mutating func recordFailure(_ link: LinkID, now: UInt64) -> Bool {
-        var entry = entries[link] ?? FailureBackoff()
-        defer { store(entry, for: link) }
+    mutating func recordFailure(_ peer: PeerKey, now: UInt64) -> Bool {
+        var entry = entries[peer] ?? FailureBackoff()
+        defer { store(entry, for: peer) }
         return entry.recordFailure(now: now, policy: policy)
     }
 
     /// A successful authentication clears the failure count but keeps the escalation level.
-    mutating func recordSuccess(_ link: LinkID, now: UInt64) {
-        entries[link]?.clearFailures(now: now)
+    mutating func recordSuccess(_ peer: PeerKey, now: UInt64) {
+        entries[peer]?.clearFailures(now: now)
     }
 
-    private mutating func store(_ entry: FailureBackoff, for link: LinkID) {
+    // A link as its own peer (tests, transports without addresses).
+    func isBlocked(_ link: LinkID, now: UInt64) -> Bool { isBlocked(.link(link), now: now) }
+    func remainingBlock(_ link: LinkID, now: UInt64) -> UInt64 { remainingBlock(.link(link), now: now) }
+    @discardableResult
+    mutating func recordFailure(_ link: LinkID, now: UInt64) -> Bool { recordFailure(.link(link), now: now) }
+    mutating func recordSuccess(_ link: LinkID, now: UInt64) { recordSuccess(.link(link), now: now) }
+
+    private mutating func store(_ entry: FailureBackoff, for link: PeerKey) {
         if entries[link] == nil, entries.count >= capacity,
            let oldest = entries.min(by: { $0.value.lastActivity < $1.value.lastActivity })?.key {
             entries.removeValue(forKey: oldest)

@@ -15,6 +15,9 @@ public final class BlueZLinkServer: LinkServer {
         /// The name in the scan response and the GAP Device Name.
         public var name: String
         public var maxLinks: Int = 4
+        /// Links accepted beyond `maxLinks` for the agent to decide about: it closes a link
+        /// without a session (or the newcomer) at once. 0: the server refuses by itself.
+        public var spareSlots: Int = 0
         /// Nothing from the phone for this long closes the link.
         public var idleTimeoutMillis: UInt64 = 60_000
         /// Resolvable private addresses (a fresh random IRK each start: no peer bonds with us).
@@ -240,9 +243,13 @@ public final class BlueZLinkServer: LinkServer {
     private func acceptPending(now: UInt64) -> [LinkEvent] {
         guard let listener else { return [] }
         var events: [LinkEvent] = []
+        let hardCap = configuration.maxLinks + max(0, configuration.spareSlots)
         for _ in 0..<(configuration.maxLinks + 1) {
+            // With spare slots the agent reclaims a link without a session for each newcomer;
+            // more newcomers wait in the backlog for the next round (see SimulatedLinkServer).
+            if configuration.spareSlots > 0, connections.count >= configuration.maxLinks, !events.isEmpty { break }
             guard let accepted = try? listener.accept() else { break }
-            guard connections.count < configuration.maxLinks else {
+            guard connections.count < hardCap else {
                 // Over BLE there is no channel for a Fault before the phone subscribes: the
                 // disconnect is the answer.
                 accepted.close()

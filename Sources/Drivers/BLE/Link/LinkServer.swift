@@ -43,7 +43,8 @@ public enum LinkEvent: Equatable, Sendable {
     case message(LinkID, Bytes)
     /// The link is gone (not reported for links the caller closed itself).
     case closed(LinkID, LinkCloseReason)
-    /// A connection over the server's limit was answered `busy` and closed.
+    /// A connection over the server's hard limit (`maxConnections` plus its spare slots) was
+    /// answered `busy` and closed.
     case refusedBusy
 }
 
@@ -72,7 +73,9 @@ public struct LinkFacts: Equatable, Sendable {
 public protocol LinkServer: AnyObject {
     /// Where phones reach this server, for the start-up line ("unix:/path", "ble hci0 ...").
     var endpointDescription: String { get }
-    /// Links at once; one more is refused `busy`.
+    /// Links at once. A server with a spare slot accepts one more and leaves the choice to the
+    /// agent (it closes a link without a session, or the newcomer); otherwise one more is
+    /// refused `busy`.
     var maxConnections: Int { get }
     /// Open links, oldest first.
     var links: [LinkID] { get }

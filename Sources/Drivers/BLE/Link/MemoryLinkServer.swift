@@ -7,6 +7,9 @@ import Protocol
 
 public final class MemoryLinkServer: LinkServer {
     public let maxConnections: Int
+    /// Connections accepted beyond `maxConnections` for the agent to decide about (see
+    /// `SimulatedLinkServer.Configuration.spareSlots`).
+    public let spareSlots: Int
     private var open: [LinkID: LinkFacts] = [:]
     private var pending: [LinkEvent] = []
     private var sent: [LinkID: [Bytes]] = [:]
@@ -15,7 +18,10 @@ public final class MemoryLinkServer: LinkServer {
     public private(set) var closedByCar: [LinkID] = []
     public private(set) var isShutDown = false
 
-    public init(maxConnections: Int = 8) { self.maxConnections = maxConnections }
+    public init(maxConnections: Int = 8, spareSlots: Int = 0) {
+        self.maxConnections = maxConnections
+        self.spareSlots = max(0, spareSlots)
+    }
 
     public var endpointDescription: String { "memory" }
     public var links: [LinkID] { open.keys.sorted { $0.rawValue < $1.rawValue } }
@@ -51,7 +57,7 @@ public final class MemoryLinkServer: LinkServer {
     /// A phone connects; nil (and a `refusedBusy` event) when every slot is taken.
     @discardableResult
     public func connect(nowMillis: UInt64 = 0, rssi: Int? = nil, peerAddress: String? = nil) -> LinkID? {
-        guard open.count < maxConnections else {
+        guard open.count < maxConnections + spareSlots else {
             pending.append(.refusedBusy)
             return nil
         }

@@ -8,6 +8,10 @@ public final class SimulatedLinkServer: LinkServer {
         public var socketPath: String
         /// Connections at once; one more is told `busy` (a cleartext Fault) and closed.
         public var maxConnections: Int = 8
+        /// Connections accepted beyond `maxConnections` for the agent to decide about: it then
+        /// closes a link without a session (or the newcomer) at once, so a full car reclaims
+        /// an idle slot instead of refusing a phone. 0: the server refuses by itself.
+        public var spareSlots: Int = 0
         /// Largest read per connection per loop turn (fairness between links).
         public var readChunk: Int = 4096
         /// Unsent bytes a link may queue; a peer that stops reading beyond this is closed.
@@ -124,10 +128,15 @@ public final class SimulatedLinkServer: LinkServer {
 
     private func acceptPending(nowMillis: UInt64) -> [Event] {
         var events: [Event] = []
+        let hardCap = configuration.maxConnections + max(0, configuration.spareSlots)
         // Bounded: a flood of connections is handled a few per loop turn.
         for _ in 0..<(configuration.maxConnections + 1) {
+            // With spare slots, a connection that would go over the hard cap waits in the
+            // backlog: the agent frees a slot for it when it handles this round's newcomer.
+            // Only a server already at its hard cap (an agent that frees nothing) refuses.
+            if configuration.spareSlots > 0, connections.count >= configuration.maxConnections, !events.isEmpty { break }
             guard let accepted = try? listener.acceptConnection() else { break }
-            if connections.count >= configuration.maxConnections {
+            if connections.count >= hardCap {
                 if let frame = try? LinkFraming.frame(FaultMessage(.busy).encoded()) {
                     _ = try? accepted.sendSome(frame[...])
                 }
