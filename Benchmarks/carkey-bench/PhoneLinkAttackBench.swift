@@ -8,7 +8,9 @@
 //
 // One JSON line per (attack, rate): owner attempts, successes within 1 s, success %, the
 // ratio to the no-attack reference, median and worst owner latency, the attacker's tries, and
-// the agent's CPU share during the attack (/proc, all threads).
+// the agent's CPU share during the attack (/proc, all threads). Beside the one-try probe, a
+// second owner phone behaves as an app does with `busy` (the car's condition, rule H1a): it
+// tries again 100 ms later while its second lasts (`app_*` fields).
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,7 +63,10 @@ enum PhoneLinkAttackBench {
                             ("ratio_to_reference", reference.probe.successPercent > 0 ? percent / reference.probe.successPercent : 0.0),
                             ("owner_median_ms", median(result.probe)), ("owner_max_ms", result.probe.latenciesMillis.max() ?? 0),
                             ("agent_cpu_percent", result.cpuPercent), ("target_percent", target), ("meets_target", percent >= target),
-                            ("owner_outcomes", result.probe.summary())])
+                            ("owner_outcomes", result.probe.summary()),
+                            ("app_retrying_busy_success_percent", result.app.successPercent),
+                            ("app_meets_target", result.app.successPercent >= target),
+                            ("app_outcomes", result.app.summary())])
             }
         }
     }
@@ -71,6 +76,7 @@ enum PhoneLinkAttackBench {
         var attackDescription = ""
         var tries = 0
         var probe: OwnerProbeResult
+        var app = OwnerProbeResult()
         var cpuPercent: Double
     }
 
@@ -85,6 +91,9 @@ enum PhoneLinkAttackBench {
         }
         let ownerKey = try P256PrivateKey.generate()
         let owner = try LoadEnrollment.enrollOwner(ownerKey, stateDirectory: stateDirectory)
+        // A second owner phone for the app-like probe: one session per key, so the two probes
+        // must not share a key. Both enrolled before any attack starts.
+        let appOwner = try LoadEnrollment.enrollOwner(try P256PrivateKey.generate(), stateDirectory: stateDirectory)
         let socket = stateDirectory + "/ble.sock"
         var measured = Measured(probe: OwnerProbeResult(attempts: 0, successes: 0, outcomes: [:], latenciesMillis: []), cpuPercent: 0)
         var attacker: LinkAttacker?
@@ -100,9 +109,14 @@ enum PhoneLinkAttackBench {
         let cpuBefore = ProcessStats.sample(agent.pid)?.cpuMillis ?? 0
         let started = Bench.now()
         let probe = OwnerProbe(phone: owner, socketPath: socket)
+        // The same owner as an app: `busy` tried again after 100 ms within the second.
+        let app = OwnerProbe(phone: appOwner, socketPath: socket, retryBusyAfterMillis: 100)
         probe.start()
+        usleep(500_000)
+        app.start()
         usleep(UInt32(seconds) * 1_000_000)
         measured.probe = probe.stop()
+        measured.app = app.stop()
         let wallMillis = Double(Bench.now() - started) / 1_000_000
         let cpuAfter = ProcessStats.sample(agent.pid)?.cpuMillis ?? cpuBefore
         measured.tries = attacker?.stop() ?? 0

@@ -45,13 +45,18 @@ public final class OwnerProbe: Sendable {
     public let intervalMillis: UInt64
     public let deadlineMillis: UInt64
     public let command: CommandCode
+    /// As a phone app does with `busy` (the car's condition, not a refusal: protocol.md rule
+    /// H1a): try again after this many milliseconds while the attempt's deadline lasts. nil:
+    /// one try per attempt.
+    public let retryBusyAfterMillis: UInt64?
 
     private let stopping = Atomic<Bool>(false)
     private let state = Mutex<OwnerProbeResult>(OwnerProbeResult(attempts: 0, successes: 0, outcomes: [:], latenciesMillis: []))
     private let thread = Mutex<pthread_t?>(nil)
 
     public init(phone: PhoneConfiguration, socketPath: String, intervalMillis: UInt64 = 1000,
-                deadlineMillis: UInt64 = 1000, command: CommandCode = .status) {
+                deadlineMillis: UInt64 = 1000, command: CommandCode = .status, retryBusyAfterMillis: UInt64? = nil) {
+        self.retryBusyAfterMillis = retryBusyAfterMillis
         self.phone = phone
         self.socketPath = socketPath
         self.intervalMillis = max(1, intervalMillis)
@@ -88,8 +93,14 @@ public final class OwnerProbe: Sendable {
         while !stopping.load(ordering: .relaxed) {
             let started = Self.nowMillis()
             // A generous link timeout: a late answer is still counted (as late), not lost.
-            let outcome = PhoneSessionRunner.visit(phone, socketPath: socketPath, command: command,
+            var outcome = PhoneSessionRunner.visit(phone, socketPath: socketPath, command: command,
                                                    timeoutMillis: max(3000, deadlineMillis * 3))
+            while let pause = retryBusyAfterMillis, outcome == .refused("busy"),
+                  Self.nowMillis() + pause < started + deadlineMillis, !stopping.load(ordering: .relaxed) {
+                Self.sleep(millis: pause)
+                outcome = PhoneSessionRunner.visit(phone, socketPath: socketPath, command: command,
+                                                   timeoutMillis: max(3000, deadlineMillis * 3))
+            }
             let elapsed = Self.nowMillis() - started
             let ok = outcome == .ok && elapsed <= deadlineMillis
             let name = outcome == .ok && !ok ? "late.ok" : outcome.description
