@@ -92,7 +92,8 @@ final class StoreKeeper {
                 log.info("store: WAL checkpointed into \(StateDirectory.databaseFileName), store closed; the WAL file keeps its room for a start on this full disk")
             } else {
                 // TRUNCATE reports 0 frames once the WAL is emptied: there is no count to show.
-                log.info("store: WAL checkpointed into \(StateDirectory.databaseFileName) and truncated, store closed")
+                // The routine case of every clean stop: not worth a journal line.
+                log.debug("store: WAL checkpointed into \(StateDirectory.databaseFileName) and truncated, store closed")
             }
         } catch {
             log.error("store: checkpoint at stop failed: \(error)")
