@@ -6,6 +6,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Drivers
 
 public struct AttackResult: Sendable, Equatable {
     /// "area.what", e.g. "link.silent-connections".
@@ -41,29 +42,9 @@ public struct AttackResult: Sendable, Equatable {
 
     /// One JSON object on one line (keys fixed, note escaped).
     public var jsonLine: String {
-        "{\"attack\":\(Self.quoted(attack)),\"tries\":\(tries),\"owner_attempts\":\(ownerAttempts),"
+        "{\"attack\":\(JSONText.quote(attack)),\"tries\":\(tries),\"owner_attempts\":\(ownerAttempts),"
             + "\"owner_successes\":\(ownerSuccesses),\"unauthorised\":\(unauthorised),"
-            + "\"crashes\":\(crashes),\"note\":\(Self.quoted(note))}"
-    }
-
-    static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+            + "\"crashes\":\(crashes),\"note\":\(JSONText.quote(note))}"
     }
 }
 

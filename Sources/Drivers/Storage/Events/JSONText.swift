@@ -1,13 +1,14 @@
-// Just enough JSON writing for the detail of events the store raises itself.
+// Just enough JSON writing for the detail of events the store raises itself (and the test
+// harness's attack report lines).
 
-enum JSONText {
+public enum JSONText {
     /// A JSON object of string values, keys in the given order.
     static func object(_ pairs: [(String, String)]) -> String {
         "{" + pairs.map { quote($0.0) + ":" + quote($0.1) }.joined(separator: ",") + "}"
     }
 
     /// A JSON string literal with quotes, backslashes and control characters escaped.
-    static func quote(_ text: String) -> String {
+    public static func quote(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
