@@ -69,7 +69,13 @@ final class AttackPhoneLinkTests: XCTestCase {
         if let keep = getenv("CARKEY_ATTACK_KEEP_LOG") {
             try? Subprocess.write(log, to: String(cString: keep) + "/" + name + ".log")
         }
-        let reclaimed = log.components(separatedBy: "its slot went to").count - 1
+        // The agent's summary lines: "links: N slot(s) reclaimed ..." once a tick.
+        let reclaimed = log.split(separator: "\n").compactMap { line -> Int? in
+            guard let range = line.range(of: "links: ") else { return nil }
+            let rest = line[range.upperBound...]
+            guard rest.contains("slot(s) reclaimed") else { return nil }
+            return Int(rest.prefix { $0.isNumber })
+        }.reduce(0, +)
         let deadline = log.components(separatedBy: "no session within").count - 1
         AttackReport.emit(AttackResult(attack: name, tries: tries, ownerAttempts: result.attempts,
                                        ownerSuccesses: result.successes, unauthorised: unauthorised,

@@ -108,6 +108,12 @@ final class CarService {
         }
         audit.flush(now: now)
         tickObserver?()
+        if reclaimedSinceTick + refusedSinceTick > 0 {
+            log.info("links: \(reclaimedSinceTick) slot(s) reclaimed from connections without a session, "
+                     + "\(refusedSinceTick) newcomer(s) refused busy in the last tick (\(server.maxConnections) links)")
+            reclaimedSinceTick = 0
+            refusedSinceTick = 0
+        }
         for link in server.links where !closing.contains(link) {
             let phase = engine.phase(of: link)
             guard phase == .idle || phase == .handshaking, let since = server.connectedAt(link),
@@ -128,9 +134,7 @@ final class CarService {
     /// all in their handshake would otherwise always reclaim the phone that just connected.
     static let silenceGraceMillis: UInt64 = 1_000
 
-    /// The engine's reclaim order, with a link inside its grace period ranked like a phone in
-    /// its handshake.
-    /// Lowest first: silent past the grace (0), a handshake that repeated a Hello or failed
+    /// The engine's reclaim order, adjusted for the grace period. Lowest first: silent past the grace (0), a handshake that repeated a Hello or failed
     /// (1), silent within the grace (2), a clean handshake (3): a phone that has said Hello is
     /// the last to go, after every connection that has said nothing.
     private func reclaimOrder(of link: LinkID, now: UInt64) -> Int? {
@@ -146,6 +150,9 @@ final class CarService {
 
     /// Links that connected in the batch just handled, waiting for the admission decision.
     private var newcomers: [LinkID] = []
+    /// Admission decisions since the last tick, for one summary line instead of one a link.
+    private var reclaimedSinceTick = 0
+    private var refusedSinceTick = 0
 
     /// Runs the admission decision for every link that connected in the batch just handled
     /// (the loop calls it after a batch of link events).
@@ -165,7 +172,10 @@ final class CarService {
         let victim = others.compactMap { link in reclaimOrder(of: link, now: now.monotonicMillis).map { (link, $0) } }
             .min { $0.1 < $1.1 }?.0  // `min` keeps the first of equals: the oldest
         if let victim {
-            log.info("\(victim) closed: its slot went to \(newcomer) (no session, \(server.maxConnections) links open)")
+            // Under a flood this happens thousands of times a second: one summary line a
+            // tick, the links themselves only at debug.
+            log.debug("\(victim) closed: its slot went to \(newcomer) (no session, \(server.maxConnections) links open)")
+            reclaimedSinceTick += 1
             server.close(victim)
             execute(engine.linkClosed(victim, now: now))
         } else if others.contains(where: { engine.holdsSharedSession($0) }) {
@@ -174,7 +184,8 @@ final class CarService {
             // H1); anyone else's is answered busy. Guests can never keep the owner out.
             log.debug("\(newcomer) held in the spare slot: every other link holds a session, some of guests")
         } else {
-            log.info("\(newcomer) refused: busy (\(server.maxConnections) sessions open)")
+            log.debug("\(newcomer) refused: busy (\(server.maxConnections) sessions open)")
+            refusedSinceTick += 1
             // Cleartext and before any protocol state: nothing to record first.
             _ = server.send(FaultMessage(.busy).encoded(), to: newcomer)
             server.close(newcomer)
