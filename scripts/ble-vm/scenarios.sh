@@ -11,8 +11,12 @@ car_address=""
 car_address_type=""
 
 start_agent() {
-    carkey-agent run --ble "$CAR_ADAPTER" --simulate --state-dir "$STATE" --vehicle-id "$VEHICLE" \
-        --clock-sync yes >>"$AGENT_LOG" 2>&1 &   # --simulate: the console on a pty (logged)
+    # The link-loss scenario holds an ATT link without a session while it reads the console
+    # and then cuts the radio link: the car's 3 s handshake deadline (issue 14) would close it
+    # first. Everything else runs with the product's defaults.
+    printf '{"link":{"handshakeDeadlineSeconds":30}}\n' >"$LANE_RESULTS/agent.json"
+    carkey-agent run --config "$LANE_RESULTS/agent.json" --ble "$CAR_ADAPTER" --simulate --state-dir "$STATE" \
+        --vehicle-id "$VEHICLE" --clock-sync yes >>"$AGENT_LOG" 2>&1 &   # --simulate: the console on a pty (logged)
     agent_pid=$!
 }
 
