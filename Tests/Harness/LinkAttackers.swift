@@ -46,13 +46,7 @@ public final class LinkAttacker: Sendable {
     }
 
     public func start() {
-        let context = Unmanaged.passRetained(self)
-        var created = pthread_t()
-        let status = pthread_create(&created, nil, { raw in
-            Unmanaged<LinkAttacker>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, context.toOpaque())
-        precondition(status == 0, "pthread_create: \(status)")
+        let created = HarnessThread.start(self) { $0.run() }
         thread.withLock { $0 = created }
     }
 
@@ -78,7 +72,7 @@ public final class LinkAttacker: Sendable {
         var sent = 0
     }
 
-    private func run() {
+    fileprivate func run() {
         var held: [Held] = []
         var nextBurst = OwnerProbe.nowMillis()
         let hello = helloBytes()

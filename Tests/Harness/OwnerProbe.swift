@@ -65,13 +65,7 @@ public final class OwnerProbe: Sendable {
     }
 
     public func start() {
-        let context = Unmanaged.passRetained(self)
-        var created = pthread_t()
-        let status = pthread_create(&created, nil, { raw in
-            Unmanaged<OwnerProbe>.fromOpaque(raw!).takeRetainedValue().run()
-            return nil
-        }, context.toOpaque())
-        precondition(status == 0, "pthread_create: \(status)")
+        let created = HarnessThread.start(self) { $0.run() }
         thread.withLock { $0 = created }
     }
 
@@ -88,7 +82,7 @@ public final class OwnerProbe: Sendable {
     /// The tally so far.
     public var result: OwnerProbeResult { state.withLock { $0 } }
 
-    private func run() {
+    fileprivate func run() {
         var next = Self.nowMillis()
         while !stopping.load(ordering: .relaxed) {
             let started = Self.nowMillis()
