@@ -20,7 +20,7 @@ final class AuditVerifyCommandTests: XCTestCase {
                                                        actor: "0a0b", action: "unlock", result: "allowed"))
             lines.append(String(decoding: EventPayload.encode(event), as: UTF8.self))
         }
-        let checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, topics: CloudTopics(vehicleID: "VIN3"),
+        let checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, vehicleID: "VIN3", topic: CloudTopics(vehicleID: "VIN3").audit,
                                                                   time: EventTime(seconds: 200, trusted: true)))
         lines.append(checkpoint.json)
         return (key.publicKey.sec1.hexString, lines)

@@ -86,10 +86,10 @@ final class AuditChainTests: StorageTestCase {
         let store = try openStore()
         let key = try P256PrivateKey.generate()
         let topics = CloudTopics(vehicleID: "VIN1")
-        XCTAssertNil(try store.writeAuditCheckpoint(key: key, topics: topics, time: EventTime(seconds: 1, trusted: true)),
+        XCTAssertNil(try store.writeAuditCheckpoint(key: key, vehicleID: topics.vehicleID, topic: topics.audit, time: EventTime(seconds: 1, trusted: true)),
                      "nothing to vouch for yet")
         let last = try (0..<4).map { _ in try store.appendEvent(accessEvent("lock")) }.last!
-        let checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, topics: topics, time: EventTime(seconds: 9, trusted: true)))
+        let checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, vehicleID: topics.vehicleID, topic: topics.audit, time: EventTime(seconds: 9, trusted: true)))
         XCTAssertEqual(checkpoint.seq, 4)
         XCTAssertEqual(checkpoint.headHash, last.chain?.hash)
         XCTAssertTrue(checkpoint.isValid(carKey: key.publicKey))

@@ -17,7 +17,7 @@ final class AuditChainVerifierTests: StorageTestCase {
             let event = try store.appendEvent(accessEvent(index % 2 == 0 ? "lock" : "unlock"))
             lines.append(String(decoding: EventPayload.encode(event), as: UTF8.self))
             if index == 8 {
-                checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, topics: topics, time: EventTime(seconds: 1, trusted: true))).json
+                checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, vehicleID: topics.vehicleID, topic: topics.audit, time: EventTime(seconds: 1, trusted: true))).json
             }
         }
         return (lines, checkpoint)
@@ -111,9 +111,9 @@ final class AuditChainVerifierTests: StorageTestCase {
             // Published ones trimmed by retention: the cloud has them, no record needed.
             try transaction.connection.run("DELETE FROM events WHERE seq <= 2")
         }
-        let checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, topics: topics, time: EventTime(seconds: 1, trusted: false)))
+        let checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, vehicleID: topics.vehicleID, topic: topics.audit, time: EventTime(seconds: 1, trusted: false)))
         XCTAssertEqual(checkpoint.pruned.map { [$0.from, $0.to] }, [[1, 2], [5, 7]], "every gap since the chain began")
-        let again = try XCTUnwrap(store.writeAuditCheckpoint(key: key, topics: topics, time: EventTime(seconds: 2, trusted: false)))
+        let again = try XCTUnwrap(store.writeAuditCheckpoint(key: key, vehicleID: topics.vehicleID, topic: topics.audit, time: EventTime(seconds: 2, trusted: false)))
         XCTAssertEqual(again.pruned, [], "reported once")
         let report = verify(lines + [checkpoint.json])
         XCTAssertEqual(report.findings, [], report.findings.map(\.line).joined(separator: "\n"))

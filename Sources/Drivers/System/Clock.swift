@@ -65,3 +65,7 @@ public final class ManualClock: MonotonicClock {
     /// Every sleep requested so far, in order.
     public var sleeps: [UInt64] { state.withLock { $0.sleeps } }
 }
+
+/// CLOCK_MONOTONIC in milliseconds, for code that reads the time directly (the cloud thread,
+/// the outbox's acknowledgement batching) rather than through an injected clock.
+public func monotonicNow() -> UInt64 { SystemClock().nowMillis() }

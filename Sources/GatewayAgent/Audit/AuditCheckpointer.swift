@@ -59,7 +59,7 @@ final class AuditCheckpointer {
     }
 
     private func checkpoint(nowMillis: Int64) throws -> AuditCheckpoint? {
-        let written = try store.writeAuditCheckpoint(key: key, topics: topics, time: clock())
+        let written = try store.writeAuditCheckpoint(key: key, vehicleID: topics.vehicleID, topic: topics.audit, time: clock())
         if let written { lastSeq = written.seq }
         lastMillis = nowMillis
         return written

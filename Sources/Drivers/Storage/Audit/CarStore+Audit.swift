@@ -10,12 +10,12 @@ extension CarStore {
     }
 
     /// Builds, signs and stores a checkpoint of the current head, and queues it on
-    /// `topics.audit` (never shed). Chained events missing since the previous checkpoint
+    /// `topic` (the cloud's audit topic; never shed). Chained events missing since the previous checkpoint
     /// (pruned) ride along as ranges; more than `AuditCheckpoint.maximumPrunedRanges` are
     /// spread over several checkpoints of the same head, all in this one transaction. Returns
     /// the last checkpoint written, or nil when there is nothing to vouch for.
     @discardableResult
-    public func writeAuditCheckpoint(key: P256PrivateKey, topics: CloudTopics, time: EventTime) throws -> AuditCheckpoint? {
+    public func writeAuditCheckpoint(key: P256PrivateKey, vehicleID: String, topic: String, time: EventTime) throws -> AuditCheckpoint? {
         try write { transaction in
             let connection = transaction.connection
             guard let head = try ChainHead.read(connection), head.hasEvents else { return nil }
@@ -26,10 +26,10 @@ extension CarStore {
             if chunks.isEmpty { chunks = [[]] }
             var last: AuditCheckpoint?
             for chunk in chunks {
-                let checkpoint = try AuditCheckpoint(vehicle: topics.vehicleID, seq: head.seq, headHash: head.hash, time: time.seconds,
+                let checkpoint = try AuditCheckpoint(vehicle: vehicleID, seq: head.seq, headHash: head.hash, time: time.seconds,
                                                      timeTrusted: time.trusted, pruned: chunk).signed(with: key)
                 try AuditCheckpoints.store(checkpoint, connection: connection)
-                try transaction.enqueue(OutboxEntry(topic: topics.audit, payload: Bytes(checkpoint.json.utf8), qos: 1,
+                try transaction.enqueue(OutboxEntry(topic: topic, payload: Bytes(checkpoint.json.utf8), qos: 1,
                                                     priority: .accessEvent, sequence: head.seq))
                 last = checkpoint
             }

@@ -11,21 +11,22 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Drivers
 import Protocol
 import Synchronization
 
 /// A snapshot other threads may read (console status, state reports).
-public struct CloudSnapshot: Sendable, Equatable {
-    public var connected = false
-    public var birth: UInt64 = 0
-    public var lastError: String?
-    public var inboundAccepted = 0
-    public var inboundRejected = 0
+struct CloudSnapshot: Sendable, Equatable {
+    var connected = false
+    var birth: UInt64 = 0
+    var lastError: String?
+    var inboundAccepted = 0
+    var inboundRejected = 0
     /// Admitted messages the agent's bounded mailbox shed under a flood (filled in by the agent).
-    public var inboundShed = 0
+    var inboundShed = 0
 }
 
-public final class CloudService: @unchecked Sendable {
+final class CloudService: @unchecked Sendable {
     // @unchecked Sendable: `link` and `gate` are touched only by the service thread; the rest is
     // behind Mutexes or immutable.
     private let link: CloudLink
@@ -48,7 +49,7 @@ public final class CloudService: @unchecked Sendable {
     private var thread = pthread_t()
     private var running = false
 
-    public init(options: MQTTConnectOptions, vehicleID: String, store: CarStore, willDelaySeconds: UInt32 = 10,
+    init(options: MQTTConnectOptions, vehicleID: String, store: CarStore, willDelaySeconds: UInt32 = 10,
                 onInbound: @escaping @Sendable (InboundEnvelope) -> InboundEnvelope?, log: @escaping @Sendable (String) -> Void) throws {
         let topics = CloudTopics(vehicleID: vehicleID)
         let outbox = SQLiteOutbox(store: store)
@@ -70,9 +71,9 @@ public final class CloudService: @unchecked Sendable {
         try store.routeEvents(EventPayload.router(topics))
     }
 
-    public var snapshot: CloudSnapshot { snapshotBox.withLock { $0 } }
+    var snapshot: CloudSnapshot { snapshotBox.withLock { $0 } }
 
-    public func start() {
+    func start() {
         let unmanaged = Unmanaged.passRetained(self)
         pthread_create(&thread, nil, { raw in
             let service = Unmanaged<CloudService>.fromOpaque(raw!).takeRetainedValue()
@@ -83,7 +84,7 @@ public final class CloudService: @unchecked Sendable {
     }
 
     /// Publishes "offline", disconnects cleanly and joins the thread.
-    public func stop() {
+    func stop() {
         stopRequested.withLock { $0 = true }
         wake.signal()
         if running { pthread_join(thread, nil) }
@@ -183,10 +184,4 @@ final class OutboxSignal: OutboxObserver {
     /// True once per burst of enqueues: taken before the outbox is read, so a commit after the
     /// read raises it again.
     func take() -> Bool { pending.exchange(false, ordering: .acquiringAndReleasing) }
-}
-
-func monotonicNow() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return UInt64(ts.tv_sec) * 1000 + UInt64(ts.tv_nsec) / 1_000_000
 }

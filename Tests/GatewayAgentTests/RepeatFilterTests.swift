@@ -1,6 +1,6 @@
 // The cloud link logs a failing connect when it starts or changes, not on every retry.
 import XCTest
-@testable import Drivers
+@testable import carkey_agent
 
 final class RepeatFilterTests: XCTestCase {
     func testARepeatedReasonIsLoggedOnceAndCountedWhenItEnds() {

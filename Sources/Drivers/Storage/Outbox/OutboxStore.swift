@@ -1,5 +1,6 @@
-// What the cloud link needs from the durable outbox. The SQLite implementation lives in
-// Drivers/Storage; an in-memory one serves unit tests of the link's logic.
+// The durable outbox's types, as the cloud link (Drivers/MQTT) sees them. They belong to
+// Storage so the dependency runs one way: MQTT uses Storage, Storage never names an MQTT type.
+// SQLiteOutbox is the real one; an in-memory one serves unit tests of the link's logic.
 
 /// Delivery classes, highest first. Command results and access events are never dropped;
 /// a newer state report supersedes an older one on the same topic.
