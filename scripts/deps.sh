@@ -14,6 +14,7 @@ packages=(
     mosquitto           # MQTT broker for integration tests
     mosquitto-clients   # mosquitto_pub/mosquitto_sub: the cloud tests and the benchmark use them
     openssl             # the openssl CLI: the TLS tests make a throw-away CA with it
+    ejabberd            # a second, independent MQTT v5 broker (mod_mqtt), clustered in the tests
     # The Bluetooth LE lane (scripts/ble-vm): a Debian kernel booted under qemu with virtme-ng,
     # virtual controllers from btvirt, btmgmt/hcitool to drive them, bluetoothd to detect.
     linux-image-amd64   # the guest kernel (bluetooth and hci_vhci modules)
@@ -72,6 +73,13 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     # its own in the guest only for the bluetoothd-detection check).
     if [[ " ${missing[*]} " == *" bluez "* ]] && command -v systemctl >/dev/null 2>&1; then
         "${as_root[@]}" systemctl disable --now bluetooth >/dev/null 2>&1 || true
+    fi
+    # ejabberd's package enables a system node on 1883 and the XMPP ports; the tests start their
+    # own nodes (private config, spool, cookie and epmd port), so the system one must not run.
+    if [[ " ${missing[*]} " == *" ejabberd "* ]]; then
+        "${as_root[@]}" systemctl disable --now ejabberd >/dev/null 2>&1 || true
+        "${as_root[@]}" update-rc.d ejabberd disable >/dev/null 2>&1 || true
+        timeout 60 "${as_root[@]}" /etc/init.d/ejabberd stop >/dev/null 2>&1 || true
     fi
 fi
 
