@@ -27,7 +27,8 @@ final class ScriptedTransport: MQTTTransport {
         defer { nextMessageID += 1 }
         return nextMessageID
     }
-    func subscribe(_ topicFilter: String, qos: Int32) throws {}
+    var subscriptions: [String] = []
+    func subscribe(_ topicFilter: String, qos: Int32) throws { subscriptions.append(topicFilter) }
     func disconnect() { disconnects += 1 }
 }
 

@@ -10,9 +10,9 @@ final class MemoryOutbox: OutboxStore {
     var refused: [Int64: Int32] = [:]
     private var nextID: Int64 = 1
 
-    func enqueue(topic: String, payload: String, qos: Int32 = 1, sequence: Int64 = 0) {
+    func enqueue(topic: String, payload: String, qos: Int32 = 1, sequence: Int64 = 0, retain: Bool = false) {
         messages.append(OutboxMessage(id: nextID, uuid: "uuid-\(nextID)", topic: topic, payload: Array(payload.utf8), qos: qos,
-                                      retain: false, priority: .event, sequence: sequence))
+                                      retain: retain, priority: .event, sequence: sequence))
         nextID += 1
     }
 

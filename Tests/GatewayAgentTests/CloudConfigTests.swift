@@ -70,4 +70,66 @@ final class CloudConfigTests: XCTestCase {
         }
         XCTAssertThrowsError(try CloudOptions.parse(parser.parse(["--mqtt-ca", "x"])), "TLS flags need --mqtt")
     }
+
+    // Issue 15: a cluster's nodes, tried in turn.
+
+    private let a = MQTTEndpoint(host: "a", port: 1883, usesTLS: false)
+    private let b = MQTTEndpoint(host: "b", port: 1884, usesTLS: false)
+
+    func testRepeatedMQTTFlagsListTheNodesInOrder() throws {
+        let parser = ArgumentParser(options: CloudOptions.optionSpecs)
+        let options = try XCTUnwrap(try CloudOptions.parse(parser.parse(["--mqtt", "mqtt://a", "--mqtt", "mqtt://b:1884"])))
+        XCTAssertEqual(options.endpoints, [a, b])
+        XCTAssertEqual(options.heartbeatSeconds, 0, "the heartbeat is off by default")
+        let file = CloudOptions(endpoints: [b], keepaliveSeconds: 45, heartbeatSeconds: 300)
+        let replaced = try XCTUnwrap(try CloudOptions.parse(parser.parse(["--mqtt", "mqtt://a"]), file: file))
+        XCTAssertEqual(replaced.endpoints, [a], "flags replace the file's list as a whole")
+        XCTAssertEqual(replaced.keepaliveSeconds, 45)
+        XCTAssertEqual(replaced.heartbeatSeconds, 300)
+    }
+
+    private func usageError(_ arguments: [String]) -> String? {
+        let parser = ArgumentParser(options: CloudOptions.optionSpecs)
+        do {
+            _ = try CloudOptions.parse(parser.parse(arguments))
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    func testBadNodeListsAreRefusedWithAClearReason() {
+        XCTAssertEqual(usageError(["--mqtt", "mqtt://a", "--mqtt", "mqtts://b", "--mqtt-ca", "ca"])?.contains("not a mix"), true)
+        XCTAssertEqual(usageError(["--mqtt", "mqtt://a", "--mqtt", "mqtt://a:1883"])?.contains("given twice"), true)
+        XCTAssertEqual(usageError((1...9).flatMap { ["--mqtt", "mqtt://n\($0)"] })?.contains("at most 8"), true)
+        XCTAssertNil(usageError((1...8).flatMap { ["--mqtt", "mqtt://n\($0)"] }))
+        XCTAssertEqual(usageError(["--mqtt", "mqtt://a", "--mqtt", "mqtt://x:pw@b"])?.contains("pw"), false, "credentials never echoed")
+        XCTAssertNotNil(usageError(["--mqtt-heartbeat", "60"]), "needs --mqtt")
+    }
+
+    func testHeartbeatIsOffOrAtLeastAMinute() throws {
+        let parser = ArgumentParser(options: CloudOptions.optionSpecs)
+        XCTAssertEqual(try CloudOptions.parse(parser.parse(["--mqtt", "mqtt://a", "--mqtt-heartbeat", "60"]))?.heartbeatSeconds, 60)
+        XCTAssertEqual(try CloudOptions.parse(parser.parse(["--mqtt", "mqtt://a", "--mqtt-heartbeat", "0"]))?.heartbeatSeconds, 0)
+        XCTAssertNotNil(usageError(["--mqtt", "mqtt://a", "--mqtt-heartbeat", "59"]))
+        XCTAssertNotNil(usageError(["--mqtt", "mqtt://a", "--mqtt-heartbeat", "86401"]))
+        XCTAssertEqual(try parse(_json: #"{"mqtt":{"url":"mqtt://a","heartbeatSeconds":3600}}"#).cloud?.heartbeatSeconds, 3600)
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtt://a","heartbeatSeconds":30}}"#), "mqtt.heartbeatSeconds")
+    }
+
+    func testConfigFileTakesURLOrURLs() throws {
+        let config = try parse(_json: #"{"mqtt":{"urls":["mqtts://node1:8883","mqtts://node2:8883"],"ca":"ca.crt"}}"#)
+        let cloud = try XCTUnwrap(config.cloud)
+        XCTAssertEqual(cloud.endpoints, [MQTTEndpoint(host: "node1", port: 8883, usesTLS: true), MQTTEndpoint(host: "node2", port: 8883, usesTLS: true)])
+        XCTAssertEqual(cloud.tls?.caFile, "/etc/opencarkey/ca.crt", "one set of TLS files for every node")
+        XCTAssertTrue(config.displayLines(consoleEndpoint: "-").contains("mqtt.url: mqtts://node1:8883, mqtts://node2:8883"))
+        XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtt://a","urls":["mqtt://b"]}}"#), "mqtt.urls", "not both")
+        XCTAssertEqual(key(of: #"{"mqtt":{"urls":"mqtt://a"}}"#), "mqtt.urls", "an array")
+        XCTAssertEqual(key(of: #"{"mqtt":{"urls":[]}}"#), "mqtt.urls", "at least one")
+        XCTAssertEqual(key(of: #"{"mqtt":{"urls":["mqtt://a",7]}}"#), "mqtt.urls[1]")
+        XCTAssertEqual(key(of: #"{"mqtt":{"urls":["mqtt://a","http://b"]}}"#), "mqtt.urls[1]")
+        XCTAssertEqual(key(of: #"{"mqtt":{"urls":["mqtt://a","mqtt://a"]}}"#), "mqtt.urls", "duplicates")
+        XCTAssertEqual(key(of: #"{"mqtt":{"urls":["mqtt://a","mqtts://b"],"ca":"x"}}"#), "mqtt.urls", "mixed schemes")
+        XCTAssertEqual(key(of: #"{"mqtt":{"ca":"x"}}"#), "mqtt.url", "one of them is required")
+    }
 }

@@ -48,6 +48,13 @@ public enum MQTTEvent: Sendable, Equatable {
     case connected(sessionPresent: Bool)
     /// CONNACK with a refusal (v5 reason code), e.g. 0x87 not authorized.
     case connectRefused(reasonCode: Int32)
+    /// The CONNACK carried a Session Expiry Interval: the broker keeps the session this long,
+    /// whatever the client asked. Reported just before `.connected`; absent when the broker
+    /// accepted what was asked without saying so.
+    case sessionExpiry(seconds: UInt32)
+    /// SUBACK for one SUBSCRIBE of `topicFilter`: v5 reason code 0-2 (the QoS granted) or a
+    /// refusal (>= 0x80, e.g. ejabberd's 0x8F for a filter its ACL denies).
+    case subscribed(topicFilter: String, reasonCode: Int32)
     /// The connection ended; `reasonCode` 0 is a clean disconnect we asked for.
     case disconnected(reasonCode: Int32)
     /// PUBACK/PUBCOMP for `messageID`. A v5 reason code >= 0x80 means the broker refused it.

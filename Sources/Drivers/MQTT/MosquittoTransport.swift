@@ -42,8 +42,12 @@ public struct MQTTConnectOptions: Sendable, Equatable {
     /// de-duplicates by UUID).
     public var sendMaximum: Int32
 
+    /// A week: a car parked over a holiday still finds the commands queued for it. A broker may
+    /// grant less (ejabberd's default cap is 5 minutes); the CONNACK then says so.
+    public static let defaultSessionExpirySeconds: UInt32 = 7 * 24 * 3600
+
     public init(endpoint: MQTTEndpoint, clientID: String, keepaliveSeconds: Int32 = 30,
-                sessionExpirySeconds: UInt32 = 7 * 24 * 3600, tls: MQTTTLSFiles? = nil,
+                sessionExpirySeconds: UInt32 = MQTTConnectOptions.defaultSessionExpirySeconds, tls: MQTTTLSFiles? = nil,
                 username: String? = nil, password: String? = nil, sendMaximum: Int32 = 32) {
         self.sendMaximum = sendMaximum
         self.endpoint = endpoint
@@ -67,6 +71,8 @@ public final class MosquittoTransport: MQTTTransport {
     private let options: MQTTConnectOptions
     /// Filled by the C callbacks during mosquitto_loop, drained by `service`.
     fileprivate var pending: [MQTTEvent] = []
+    /// SUBSCRIBE message ID -> topic filter, until its SUBACK names the outcome.
+    fileprivate var subscriptions: [Int32: String] = [:]
     private var everConnected = false
     /// Monotonic milliseconds of our last read, last write and last housekeeping call.
     private var lastReadMillis: UInt64 = 0
@@ -99,6 +105,7 @@ public final class MosquittoTransport: MQTTTransport {
         mosquitto_disconnect_v5_callback_set(handle, onDisconnect)
         mosquitto_publish_v5_callback_set(handle, onPublish)
         mosquitto_message_v5_callback_set(handle, onMessage)
+        mosquitto_subscribe_v5_callback_set(handle, onSubscribe)
     }
 
     deinit { mosquitto_destroy(handle) }
@@ -201,7 +208,11 @@ public final class MosquittoTransport: MQTTTransport {
     }
 
     public func subscribe(_ topicFilter: String, qos: Int32) throws {
-        try check(mosquitto_subscribe_v5(handle, nil, topicFilter, qos, 0, nil), "subscribe \(topicFilter)")
+        var messageID: Int32 = 0
+        try check(mosquitto_subscribe_v5(handle, &messageID, topicFilter, qos, 0, nil), "subscribe \(topicFilter)")
+        // Bounded: a SUBACK that never comes (the connection dropped) leaves its entry behind.
+        if subscriptions.count >= 64 { subscriptions.removeAll() }
+        subscriptions[messageID] = topicFilter
     }
 
     public func disconnect() {
@@ -227,9 +238,14 @@ public final class MosquittoTransport: MQTTTransport {
 
 // The C callbacks run inside mosquitto_loop on the owner's thread; they only queue events.
 
-private let onConnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = { _, userdata, rc, flags, _ in
+private let onConnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = { _, userdata, rc, flags, properties in
     guard let transport = MosquittoTransport.from(userdata) else { return }
     if rc == 0 {
+        // The CONNACK's properties: a Session Expiry Interval here overrides what we asked.
+        var expiry: UInt32 = 0
+        if mosquitto_property_read_int32(properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), &expiry, false) != nil {
+            transport.pending.append(.sessionExpiry(seconds: expiry))
+        }
         transport.pending.append(.connected(sessionPresent: flags & 1 == 1))
     } else {
         transport.pending.append(.connectRefused(reasonCode: rc))
@@ -242,6 +258,13 @@ private let onDisconnect: @convention(c) (OpaquePointer?, UnsafeMutableRawPointe
 
 private let onPublish: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, OpaquePointer?) -> Void = { _, userdata, mid, reason, _ in
     MosquittoTransport.from(userdata)?.pending.append(.published(messageID: mid, reasonCode: reason))
+}
+
+/// One filter per SUBSCRIBE, so one granted value; in v5 it is the SUBACK's reason code.
+private let onSubscribe: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, Int32, Int32, UnsafePointer<Int32>?, OpaquePointer?) -> Void = { _, userdata, mid, count, granted, _ in
+    guard let transport = MosquittoTransport.from(userdata), let filter = transport.subscriptions.removeValue(forKey: mid) else { return }
+    guard count >= 1, let granted else { return }
+    transport.pending.append(.subscribed(topicFilter: filter, reasonCode: granted[0]))
 }
 
 private let onMessage: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafePointer<mosquitto_message>?, OpaquePointer?) -> Void = { _, userdata, message, properties in

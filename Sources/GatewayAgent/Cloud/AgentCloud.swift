@@ -26,8 +26,8 @@ final class AgentCloud {
         self.inbox = inbox
         let connect = MQTTConnectOptions(endpoint: options.endpoint, clientID: vehicleID.description,
                                          keepaliveSeconds: options.keepaliveSeconds, tls: options.tls)
-        service = try CloudService(options: connect, vehicleID: vehicleID.description, store: store,
-                                   willDelaySeconds: options.willDelaySeconds,
+        service = try CloudService(options: connect, endpoints: options.endpoints, vehicleID: vehicleID.description, store: store,
+                                   willDelaySeconds: options.willDelaySeconds, heartbeatSeconds: options.heartbeatSeconds,
                                    onInbound: { message in
                                        // The shed message goes back to the service, whose gate forgets its ID.
                                        // Logged on the first shed and every 100th: a flood must not flood the log too.

@@ -24,6 +24,11 @@ struct CloudSnapshot: Sendable, Equatable {
     var inboundRejected = 0
     /// Admitted messages the agent's bounded mailbox shed under a flood (filled in by the agent).
     var inboundShed = 0
+    /// The broker node connected to, or tried next ("mqtt://host:port").
+    var endpoint: String?
+    /// Set while the broker grants a shorter session expiry than asked (ejabberd caps it at 5
+    /// minutes by default): commands for a car offline longer are dropped by the broker.
+    var sessionExpiryCapSeconds: UInt32?
 }
 
 final class CloudService: @unchecked Sendable {
@@ -44,12 +49,15 @@ final class CloudService: @unchecked Sendable {
     private let snapshotBox = Mutex(CloudSnapshot())
     /// Connect failures are logged (and stored as the outbox's last error) when they start or
     /// change, not on every retry of a long outage. Service thread only.
-    private var failures = RepeatFilter()
+    private var failures: [String: RepeatFilter] = [:]
     private var flushFailures = RepeatFilter()
     private var thread = pthread_t()
     private var running = false
 
-    init(options: MQTTConnectOptions, vehicleID: String, store: CarStore, willDelaySeconds: UInt32 = 10,
+    /// `endpoints`: the broker nodes to rotate over (default: `options.endpoint` alone); each gets
+    /// `options` with its own endpoint.
+    init(options: MQTTConnectOptions, endpoints: [MQTTEndpoint]? = nil, vehicleID: String, store: CarStore, willDelaySeconds: UInt32 = 10,
+         heartbeatSeconds: UInt32 = 0,
                 onInbound: @escaping @Sendable (InboundEnvelope) -> InboundEnvelope?, log: @escaping @Sendable (String) -> Void) throws {
         let topics = CloudTopics(vehicleID: vehicleID)
         let outbox = SQLiteOutbox(store: store)
@@ -60,11 +68,16 @@ final class CloudService: @unchecked Sendable {
         self.gate = InboundGate(topics: topics, store: store)
         self.onInbound = onInbound
         self.log = log
-        let transport = try MosquittoTransport(options: options)
-        link = CloudLink(settings: CloudLinkSettings(vehicleID: vehicleID, willDelaySeconds: willDelaySeconds, subscriptions: topics.inbound),
-                         transport: transport, outbox: outbox,
-                         nextBirthSequence: { try outbox.nextBirthSequence() },
-                         unitRandom: { Double((try? SystemRandom().randomBytes(4)).map { $0.reduce(0) { $0 << 8 | UInt32($1) } } ?? 0) / 4_294_967_296 })
+        let settings = CloudLinkSettings(vehicleID: vehicleID, willDelaySeconds: willDelaySeconds, subscriptions: topics.inbound,
+                                         sessionExpirySeconds: options.sessionExpirySeconds, heartbeatSeconds: heartbeatSeconds)
+        link = try CloudLink(settings: settings, endpoints: endpoints ?? [options.endpoint],
+                             makeTransport: { endpoint in
+                                 var forEndpoint = options
+                                 forEndpoint.endpoint = endpoint
+                                 return try MosquittoTransport(options: forEndpoint)
+                             },
+                             outbox: outbox, nextBirthSequence: { try outbox.nextBirthSequence() },
+                             unitRandom: { Double((try? SystemRandom().randomBytes(4)).map { $0.reduce(0) { $0 << 8 | UInt32($1) } } ?? 0) / 4_294_967_296 })
         // From now on every audit event is also queued for the cloud, in the same transaction
         // (those appended before, at start-up or while offline, first).
         store.observeOutbox(outboxSignal)
@@ -135,26 +148,42 @@ final class CloudService: @unchecked Sendable {
     private func publishSnapshot() {
         let current = CloudSnapshot(connected: link.state == .connected, birth: link.birth, lastError: link.lastError,
                                     inboundAccepted: gate.counters.accepted,
-                                    inboundRejected: gate.counters.rejected.values.reduce(0, +))
+                                    inboundRejected: gate.counters.rejected.values.reduce(0, +),
+                                    endpoint: link.currentEndpoint?.description, sessionExpiryCapSeconds: link.sessionExpiryCapSeconds)
         snapshotBox.withLock { $0 = current }
+    }
+
+    /// " at mqtt://B" when the next attempt goes to another endpoint than the one that failed.
+    private func nextAttempt(after failed: MQTTEndpoint?) -> String {
+        guard let next = link.currentEndpoint, let failed, next != failed else { return "" }
+        return " at \(next)"
     }
 
     private func handle(_ report: CloudLinkReport) {
         switch report {
-        case .connected(let birth, let sessionPresent):
-            let repeats = failures.end()
-            log("cloud: connected (birth \(birth), session \(sessionPresent ? "resumed" : "new"))"
+        case .connected(let birth, let sessionPresent, let endpoint):
+            let repeats = failures.values.reduce(0) { $0 + $1.repeats }
+            failures.removeAll()
+            log("cloud: connected" + (endpoint.map { " to \($0)" } ?? "") + " (birth \(birth), session \(sessionPresent ? "resumed" : "new"))"
                 + (repeats > 0 ? "; \(repeats) repeated connect failures were not logged" : ""))
-        case .connectFailed(let reason, let retry):
-            guard let line = failures.admit(reason) else { return }
-            log("cloud: connect failed: \(line); retry in \(retry) ms")
+        case .connectFailed(let reason, let retry, let failed):
+            // One filter per endpoint: with several nodes down, their failures alternate.
+            let key = failed?.description ?? ""
+            guard let line = failures[key, default: RepeatFilter()].admit(reason) else { return }
+            log("cloud: connect failed: \(line); retry in \(retry) ms" + nextAttempt(after: failed))
             try? outbox.setLastError(reason)
-        case .connectionLost(let reason, let retry):
-            _ = failures.end()
-            log("cloud: connection lost: \(reason); retry in \(retry) ms")
+        case .connectionLost(let reason, let retry, let failed):
+            failures.removeAll()
+            log("cloud: connection lost: \(reason); retry in \(retry) ms" + nextAttempt(after: failed))
             try? outbox.setLastError(reason)
         case .refused(let id, let topic, let code):
-            log("cloud: broker refused outbox message \(id) on \(topic) (reason 0x\(String(code, radix: 16))); kept queued")
+            log("cloud: broker refused outbox message \(id) on \(topic) (reason \(MQTTReasonCode.describe(code))); kept queued")
+        case .subscriptionRefused(let filter, let code):
+            log("cloud: broker refused the subscription to \(filter) (reason \(MQTTReasonCode.describe(code)))")
+        case .sessionExpiryCapped(let granted, let asked):
+            log("cloud: broker caps the session expiry at \(granted) s (asked \(asked) s): commands queued for the car while it is "
+                + "offline longer are dropped by the broker; retained configuration and revocations are re-read at subscribe, "
+                + "the outbox is the car's own")
         case .inbound(let message):
             // The gate is touched on this thread only: a shed message's ID is forgotten here,
             // not by the mailbox (which the agent's thread drains concurrently).

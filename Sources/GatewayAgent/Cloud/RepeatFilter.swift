@@ -4,7 +4,7 @@
 
 struct RepeatFilter: Sendable {
     private var current: String?
-    private var repeats = 0
+    private(set) var repeats = 0
 
     /// The line to log for this occurrence of `reason`, or nil when it repeats the last one.
     mutating func admit(_ reason: String) -> String? {

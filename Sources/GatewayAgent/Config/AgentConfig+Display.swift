@@ -18,7 +18,7 @@ extension AgentConfig {
         lines.append("console.baud: \(consoleBaud)")
         lines.append("service.pin: " + (servicePIN == nil ? "not set (service mode disabled)" : "set (hidden)"))
         lines.append("service.timeoutSeconds: \(serviceTimeoutSeconds)")
-        lines.append("mqtt.url: " + (cloud.map { $0.endpoint.description } ?? "none (offline)"))
+        lines.append("mqtt.url: " + (cloud.map { $0.endpoints.map(\.description).joined(separator: ", ") } ?? "none (offline)"))
         let tlsFiles: String = cloud?.tls.map { tls in [tls.caFile, tls.certificateFile ?? "-", tls.keyFile ?? "-"].joined(separator: " / ") } ?? "-"
         lines.append("mqtt.ca / cert / key: " + tlsFiles)
         lines += StoreSettings.displayLines(store)

@@ -13,7 +13,7 @@ struct AgentConfig: Equatable {
     static let maxFileBytes = 64 * 1024
 
     static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link", "proximity", "remote"]
-    static let mqttKeys: Set<String> = ["url", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds"]
+    static let mqttKeys: Set<String> = ["url", "urls", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds", "heartbeatSeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
     static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
     static let serviceTimeoutRange: ClosedRange<Int64> = 30...3600

@@ -43,7 +43,7 @@ final class InfoCommands: ConsoleCommandGroup {
     /// TLS files by path only: the client key's content is a secret.
     private func cloudLines() -> [String] {
         guard let cloud = context.cloudOptions else { return ["mqtt: not configured (the car runs offline)"] }
-        var lines = ["mqtt: \(cloud.endpoint), keepalive \(cloud.keepaliveSeconds) s, will delay \(cloud.willDelaySeconds) s"]
+        var lines = ["mqtt: \(cloud.endpoints.map(\.description).joined(separator: ", ")), keepalive \(cloud.keepaliveSeconds) s, will delay \(cloud.willDelaySeconds) s"]
         if let tls = cloud.tls {
             lines.append("mqtt.tls: ca \(tls.caFile), certificate \(tls.certificateFile ?? "-"), key \(tls.keyFile ?? "-") (contents not shown)")
         }

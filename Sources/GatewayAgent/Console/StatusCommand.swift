@@ -54,7 +54,10 @@ final class StatusCommand: ConsoleCommandGroup {
     private func cloudLine() -> String {
         guard let snapshot = context.cloudSnapshot?() else { return "not configured (the car runs offline)" }
         let inbound = "; inbound \(snapshot.inboundAccepted) accepted, \(snapshot.inboundRejected) rejected, \(snapshot.inboundShed) shed"
-        if snapshot.connected { return "connected (birth \(snapshot.birth))" + inbound }
+        if snapshot.connected {
+            return "connected" + (snapshot.endpoint.map { " to \($0)" } ?? "") + " (birth \(snapshot.birth)"
+                + (snapshot.sessionExpiryCapSeconds.map { ", broker caps the session expiry at \($0) s" } ?? "") + ")" + inbound
+        }
         return "disconnected" + (snapshot.lastError.map { " (last error: \($0))" } ?? "") + inbound
     }
 
