@@ -13,6 +13,7 @@ let benchmarks: [(String, () throws -> Void)] = [
     ("handshake", { try HandshakeBench.run() }),
     ("outbox", { try OutboxBench.run() }),
     ("idle", { try IdleAgentBench.run() }),
+    ("cellular", { try CellularBillBench.run() }),
     ("agent", { try AgentPathBench.run() }),
     ("proximity", { ProximityBench.run() }),
     ("uwb", { try UWBDriverBench.run() }),
