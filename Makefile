@@ -11,6 +11,10 @@
 #                 actions, crashes (scripts/attack-table.sh)
 #   make bench    release build of carkey-bench and carkey-agent, then run the benchmarks (one JSON
 #                 object per line; the idle lines also measure build/static/carkey-agent if present)
+#   make fleet    FLEET_CARS (200) carkey-agent processes against a 2-node ejabberd cluster for
+#                 FLEET_SECONDS (180): phone sessions, remote status requests, kill -9 and restart
+#                 of one broker node; prints events lost, duplicates, latency, RSS/CPU per car,
+#                 broker RSS per node and the connect-storm time
 #   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
 #   make soak-long  the long-run test for an hour (SOAK_LONG_SECONDS): a line a minute, summary
 #   make static   statically linked release carkey-agent (builds a static libmosquitto)
@@ -39,7 +43,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test attack bench soak soak-long static static-aarch64 deb release check-swift60 clean
+.PHONY: deps build run test attack bench fleet soak soak-long static static-aarch64 deb release check-swift60 clean
 
 deps:
 	@scripts/deps.sh
@@ -70,6 +74,13 @@ bench: deps
 	$(SWIFT) build $(SWIFTPM) -c release --product carkey-bench
 	$(SWIFT) build $(SWIFTPM) -c release --product carkey-agent   # idle and agent (the real path) run it
 	$(SCRATCH)/release/carkey-bench
+
+FLEET_CARS ?= 200
+FLEET_SECONDS ?= 180
+fleet: deps
+	$(SWIFT) build $(SWIFTPM) --build-tests
+	CARKEY_FLEET=1 CARKEY_FLEET_CARS=$(FLEET_CARS) CARKEY_FLEET_SECONDS=$(FLEET_SECONDS) \
+	    $(SWIFT) test $(SWIFTPM) --skip-build --filter FleetTests
 
 # The cloud reliability suite with more rounds than `make test` runs; prints one "soak:" line
 # per test (events written, delivered, duplicates).
