@@ -2,8 +2,9 @@
 // surviving node; one on each node of unrelated brokers), subscribed to every car's events,
 // presence and results, reconnecting by itself when its node goes away. It records the first
 // arrival (monotonic) of every event UUID and how often it came, every presence message, and
-// the arrival of each remote command's result; and it publishes the signed commands the test
-// hands it, from its own thread (the transport is serviced there only).
+// the arrival of each remote command's result; per car, the `seq` of every event it got and
+// the answers to its `resendEvents` requests (FleetResend); and it publishes the commands the
+// test hands it, from its own thread (the transport is serviced there only).
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +28,15 @@ public final class FleetBackend: @unchecked Sendable {
         }
     }
 
+    /// A car's answer to a `resendEvents` request.
+    public struct ResendAnswer: Sendable {
+        public var result: String
+        /// The `reason` of a refusal (e.g. "rateLimited"), nil when accepted.
+        public var reason: String?
+        /// Events the car queued again (0 when refused).
+        public var count: Int
+    }
+
     public struct Presence: Sendable {
         public var state: String
         public var birth: Int64
@@ -39,6 +49,10 @@ public final class FleetBackend: @unchecked Sendable {
         var presence: [String: [Presence]] = [:]
         /// Remote command UUID -> first result arrival, and the result text.
         var results: [String: (at: Double, result: String)] = [:]
+        /// Vehicle -> the `seq` of every event received from it (user property, else payload).
+        var sequences: [String: Set<Int64>] = [:]
+        /// `resendEvents` request ID -> the car's answer.
+        var resendAnswers: [String: ResendAnswer] = [:]
         /// Per connection: messages waiting for its thread.
         var outgoing: [[MQTTPublish]] = []
         var reconnects = 0
@@ -91,6 +105,8 @@ public final class FleetBackend: @unchecked Sendable {
     public var presence: [String: [Presence]] { state.withLock { $0.presence } }
     public var results: [String: (at: Double, result: String)] { state.withLock { $0.results } }
     public var reconnects: Int { state.withLock { $0.reconnects } }
+    public var sequences: [String: Set<Int64>] { state.withLock { $0.sequences } }
+    public var resendAnswers: [String: ResendAnswer] { state.withLock { $0.resendAnswers } }
     public var gaps: [Gap] { state.withLock { $0.gaps } }
 
     fileprivate var isRunning: Bool { state.withLock { $0.running } }
@@ -123,7 +139,10 @@ public final class FleetBackend: @unchecked Sendable {
         switch parts[2] {
         case "events":
             guard let id = fields["id"]?.stringValue else { return }
+            var seq = message.userProperties.first { $0.name == "seq" }.flatMap { Int64($0.value) }
+            if seq == nil, case .integer(let value)? = fields["seq"] { seq = value }
             state.withLock {
+                if let seq { $0.sequences[vehicle, default: []].insert(seq) }
                 $0.eventMessages += 1
                 if var seen = $0.events[id] {
                     seen.count += 1
@@ -135,6 +154,12 @@ public final class FleetBackend: @unchecked Sendable {
         case "status":
             guard let presence = fields["state"]?.stringValue, case .integer(let birth)? = fields["birth"] else { return }
             state.withLock { $0.presence[vehicle, default: []].append(Presence(state: presence, birth: birth, at: now)) }
+        case "results" where fields["type"]?.stringValue == "resendEvents":
+            guard let request = fields["request"]?.stringValue else { return }
+            var count = 0
+            if case .integer(let value)? = fields["count"] { count = Int(value) }
+            let answer = ResendAnswer(result: fields["result"]?.stringValue ?? "?", reason: fields["reason"]?.stringValue, count: count)
+            state.withLock { if $0.resendAnswers[request] == nil { $0.resendAnswers[request] = answer } }
         case "results":
             guard let command = fields["command"]?.stringValue else { return }
             let result = fields["result"]?.stringValue ?? "?"

@@ -15,6 +15,13 @@ public struct FleetReport: Sendable {
     /// back end (the broker lost them, e.g. with a subscriber session it dropped).
     public var lostInCarOutbox = 0
     public var lostAfterBrokerAck: Int { lost - lostInCarOutbox }
+    /// Events the back end still lacked after the drain that arrived only once it asked the
+    /// car to publish them again (`resendEvents`, FleetResend): lost past a broker's
+    /// acknowledgement, recovered end to end. Not counted in `lost`.
+    public var recovered = 0
+    /// `resendEvents` requests sent (all cars), and how many events the cars queued again.
+    public var resendRequests = 0
+    public var resendQueued = 0
     /// Times the back end came back to a node that no longer had its persistent session, so
     /// the broker dropped whatever it had queued for it.
     public var backendSessionsDropped = 0
@@ -66,7 +73,8 @@ public struct FleetReport: Sendable {
     public var summaryLine: String {
         let latency = latencyMillis, rss = agentRSSKB
         return "fleet: brokers=\(brokers) cars=\(cars) urls=\(carURLs) seconds=\(Self.text(seconds, digits: 0)) "
-            + "startup_s=\(Self.text(startupSeconds)) events=\(events) lost=\(lost) lost_in_car=\(lostInCarOutbox) lost_after_broker_ack=\(lostAfterBrokerAck) dup=\(duplicates) sessions_ok=\(sessionsOK) "
+            + "startup_s=\(Self.text(startupSeconds)) events=\(events) lost=\(lost) lost_in_car=\(lostInCarOutbox) lost_after_broker_ack=\(lostAfterBrokerAck) recovered=\(recovered) "
+            + "resend_requests=\(resendRequests) resend_queued=\(resendQueued) dup=\(duplicates) sessions_ok=\(sessionsOK) "
             + "latency_ms median=\(Self.text(Self.percentile(latency, 0.5))) p99=\(Self.text(Self.percentile(latency, 0.99))) "
             + "max=\(Self.text(latency.max())) "
             + "remote_status=\(remoteAnswered)/\(remoteSent) remote_ms median=\(Self.text(Self.percentile(remoteLatencyMillis, 0.5))) "
@@ -85,7 +93,8 @@ public struct FleetReport: Sendable {
             ("brokers", "\"\(brokers)\""), ("cars", "\(cars)"), ("carURLs", "\"\(carURLs)\""),
             ("seconds", Self.text(seconds)), ("startupSeconds", Self.text(startupSeconds)),
             ("events", "\(events)"), ("lost", "\(lost)"), ("lostInCarOutbox", "\(lostInCarOutbox)"),
-            ("lostAfterBrokerAck", "\(lostAfterBrokerAck)"), ("backendSessionsDropped", "\(backendSessionsDropped)"), ("duplicates", "\(duplicates)"),
+            ("lostAfterBrokerAck", "\(lostAfterBrokerAck)"), ("recovered", "\(recovered)"),
+            ("resendRequests", "\(resendRequests)"), ("resendQueued", "\(resendQueued)"), ("backendSessionsDropped", "\(backendSessionsDropped)"), ("duplicates", "\(duplicates)"),
             ("sessionsOK", "\(sessionsOK)"), ("sessionsOther", "{\(others)}"),
             ("latencySamples", "\(latencyMillis.count)"),
             ("latencyMedianMs", Self.text(Self.percentile(latencyMillis, 0.5))),

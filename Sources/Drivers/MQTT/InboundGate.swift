@@ -40,7 +40,7 @@ public final class InboundGate {
     public static let admittedWindow = 4096
 
     public init(topics: CloudTopics, store: CarStore) {
-        allowed = [topics.commands: ["command", "revocation", "share"], topics.config: ["config"],
+        allowed = [topics.commands: ["command", "revocation", "share", "resendEvents"], topics.config: ["config"],
                    // Signed remote commands (and fleet-key objects an owner sends the same way),
                    // the retained revocation list, and the retained desired configuration.
                    topics.remoteCommands: ["command", "fleetKey"],

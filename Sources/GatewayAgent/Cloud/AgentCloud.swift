@@ -78,14 +78,17 @@ final class AgentCloud {
     ///
     /// `extra` adds fields to the payload (a remote command's UUID, action and state); `also`
     /// runs in the same transaction first (a remote command's UUID and event row), so the
-    /// decision, its record and its answer are committed together or not at all.
+    /// decision, its record and its answer are committed together or not at all. `extraFrom`
+    /// adds fields computed in that transaction, after `also` (how many events it queued).
     func publishResult(requestID: String, type: String, result: String, fault: FaultCode?,
-                       extra: [(String, JSONValue)] = [], also: ((StoreTransaction) throws -> Void)? = nil) {
+                       extra: [(String, JSONValue)] = [], also: ((StoreTransaction) throws -> Void)? = nil,
+                       extraFrom: ((StoreTransaction) throws -> [(String, JSONValue)])? = nil) {
         let now = clock.eventTime()
         do {
             try store.write { transaction in
                 guard try transaction.markInboundSeen(requestID) else { return }  // answered before
                 try also?(transaction)
+                let computed = try extraFrom?(transaction) ?? []
                 let sequence = try transaction.nextCounter("result_seq")
                 let uuid = try UUIDv4.make()
                 var faultValue: JSONValue = .null
@@ -93,7 +96,7 @@ final class AgentCloud {
                 let payload = JSONValue.object([
                     ("id", .string(uuid)), ("seq", .integer(sequence)), ("time", .integer(now.seconds)), ("timeTrusted", .bool(now.trusted)),
                     ("request", .string(requestID)), ("type", .string(type)), ("result", .string(result)), ("fault", faultValue),
-                ] + extra)
+                ] + extra + computed)
                 try transaction.enqueue(OutboxEntry(topic: topics.results, payload: payload.bytes, qos: 2, priority: .commandResult,
                                                     sequence: 0, uuid: uuid))
             }

@@ -17,6 +17,8 @@ struct CloudInboundHandler {
     var revocationList: RevocationListService?
     /// OTA configuration documents (type "config"): the lead wires the config engineer's code.
     var configHandler: ((InboundEnvelope) -> Void)?
+    /// The back end's request to publish a range of the event log again (EventResend).
+    var eventResend: EventResend?
 
     func handle(_ message: InboundEnvelope) {
         let fault: FaultCode?
@@ -32,6 +34,9 @@ struct CloudInboundHandler {
             return
         case "config" where configHandler != nil && message.topic.hasSuffix("/config/desired"):
             configHandler?(message)
+            return
+        case "resendEvents" where eventResend != nil && message.topic.hasSuffix("/commands"):
+            eventResend?.handle(message)
             return
         case "revocation":
             fault = service.withEngine { engine, now in

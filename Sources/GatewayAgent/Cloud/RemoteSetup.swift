@@ -29,6 +29,8 @@ enum RemoteSetup {
                  + ", \(signers.fleetKeyCount) fleet key(s)")
         var handler = CloudInboundHandler(cloud: cloud, service: service, keys: keys, log: log)
         handler.remote = remote
+        handler.eventResend = EventResend(cloud: cloud, router: EventPayload.router(CloudTopics(vehicleID: options.vehicleID.description)),
+                                          clock: clock, log: log)
         handler.fleetKeys = FleetKeyService(cloud: cloud, signers: signers, vehicleID: options.vehicleID, clock: clock, log: log)
         handler.revocationList = RevocationListService(cloud: cloud, service: service, keys: keys, store: store,
                                                        vehicleID: options.vehicleID, clock: clock, log: log)
