@@ -51,13 +51,26 @@ final class CloudFailoverTests: XCTestCase {
 
         XCTAssertTrue(agent.wait(timeoutSeconds: 15) { self.connections(agent, to: nodeB) == 1 },
                       "connected to node B within the bound: \(agent.stderr)")
-        let complete = onB.wait(seconds: 30) { onAAtKill.union(onB.eventIDs).isSuperset(of: written) }
+        var complete = onB.wait(seconds: 30) { onAAtKill.union(onB.eventIDs).isSuperset(of: written) }
         let duplicates = onAAtKill.intersection(onB.eventIDs).count
+        // The car deletes an event when node A acknowledges it; A can die before its own
+        // subscriber has read it, and then only the car still has it. The back end sees the gap
+        // and asks for it (resendEvents, docs/cloud.md), which this test does on node B.
+        let gap = written.subtracting(onAAtKill.union(onB.eventIDs))
+        let firstArrivalsOnB = onB.eventSequences  // before any resent event
+        if !complete && !gap.isEmpty {
+            let seqs = try CarStore.open(stateDirectory: stateDir).events(since: 0, limit: 100_000).filter { gap.contains($0.uuid) }.map(\.seq)
+            let range = try XCTUnwrap(seqs.min())...XCTUnwrap(seqs.max())
+            let id = RemoteCommand.uuidString(try SystemRandom().randomBytes(16)).lowercased()
+            let envelope = String(decoding: FleetResend.envelope(id: id, range: range), as: UTF8.self)
+            XCTAssertEqual(system("mosquitto_pub -h 127.0.0.1 -p \(nodeB.port) -q 1 -t vehicles/\(vehicle)/commands -m '\(envelope)'"), 0)
+            complete = onB.wait(seconds: 30) { onAAtKill.union(onB.eventIDs).isSuperset(of: written) }
+        }
         print("failover: \(onAAtKill.count) events on node A before the kill, \(Set(onB.eventIDs).count) on node B, "
-              + "\(duplicates) on both (in flight at the kill)")
+              + "\(duplicates) on both (in flight at the kill), \(gap.count) acknowledged by A but lost with it, asked for again")
         XCTAssertTrue(complete, "\(written.subtracting(onAAtKill.union(onB.eventIDs)).count) of \(written.count) events lost")
         XCTAssertLessThan(onAAtKill.count, written.count, "the kill came while events were still flowing")
-        XCTAssertEqual(onB.eventSequences.filter { $0 > 0 }, onB.eventSequences.sorted(), "in order on node B")
+        XCTAssertEqual(firstArrivalsOnB.filter { $0 > 0 }, firstArrivalsOnB.sorted(), "in order on node B (resent events come after)")
         XCTAssertTrue(agent.isRunning)
     }
 
