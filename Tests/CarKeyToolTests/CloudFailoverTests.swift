@@ -61,6 +61,10 @@ final class CloudFailoverTests: XCTestCase {
         if !complete && !gap.isEmpty {
             let seqs = try CarStore.open(stateDirectory: stateDir).events(since: 0, limit: 100_000).filter { gap.contains($0.uuid) }.map(\.seq)
             let range = try XCTUnwrap(seqs.min())...XCTUnwrap(seqs.max())
+            // Only what A took last can be lost with it: A delivers in order, so a gap below the
+            // last event its subscriber read would be the car skipping rows, which no resend may hide.
+            let lastOnA = Int64(onA.eventSequences.max() ?? 0)
+            XCTAssertGreaterThan(range.lowerBound, lastOnA, "events missing before node A's last delivered one: \(seqs.sorted())")
             let id = RemoteCommand.uuidString(try SystemRandom().randomBytes(16)).lowercased()
             let envelope = String(decoding: FleetResend.envelope(id: id, range: range), as: UTF8.self)
             XCTAssertEqual(system("mosquitto_pub -h 127.0.0.1 -p \(nodeB.port) -q 1 -t vehicles/\(vehicle)/commands -m '\(envelope)'"), 0)
