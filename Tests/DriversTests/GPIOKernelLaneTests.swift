@@ -39,16 +39,23 @@ final class GPIOKernelLaneTests: XCTestCase {
             if underCI { XCTFail(reason) } else { throw XCTSkip(reason) }
             return
         }
-        XCTAssertNotEqual(status, 3, "the VM set-up failed; logs in \(results)")
+        // The lane's own lines go into every message: CI shows failure messages, not all output.
+        let summary = Self.tail(output)
+        XCTAssertNotEqual(status, 3, "the VM set-up failed; logs in \(results): \(summary)")
         let lines = output.split(separator: "\n").map(String.init)
         for scenario in Self.scenarios {
             let line = lines.first { $0.hasPrefix("gpio-lane: \(scenario) ") }
-            XCTAssertNotNil(line, "no result for \(scenario); logs in \(results)")
+            XCTAssertNotNil(line, "no result for \(scenario); logs in \(results): \(summary)")
             if let line { XCTAssertTrue(line.hasPrefix("gpio-lane: \(scenario) ok"), line) }
         }
         XCTAssertTrue(lines.contains("gpio-lane-end") || output.contains("complete"), output)
-        XCTAssertEqual(status, 0, "logs in \(results)")
+        XCTAssertEqual(status, 0, "logs in \(results): \(summary)")
         if status == 0 { TestFolders.remove(results) }
+    }
+
+    /// The last lines of the lane's output, on one line, for a failure message.
+    private static func tail(_ output: String) -> String {
+        output.split(separator: "\n").suffix(8).joined(separator: " | ")
     }
 
     /// This process's executable: the test bundle the lane runs in the guest.
