@@ -8,8 +8,6 @@ import Protocol
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 let tool = Tool(

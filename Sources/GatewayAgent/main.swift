@@ -7,8 +7,6 @@ import Protocol
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 let agent = Tool(

@@ -11,8 +11,6 @@
 // owner-only and the key is never printed.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CommandLineKit
 import Drivers

@@ -2,8 +2,6 @@
 // (PhoneProtocolSession) over the simulated link. Every wait is bounded by the link timeout.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CommandLineKit
 import Drivers

@@ -7,8 +7,6 @@
 // (no descriptor: the agent samples it).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CGPIOD
 import Synchronization

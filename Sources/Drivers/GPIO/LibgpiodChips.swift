@@ -5,8 +5,6 @@
 // device or label), ENODEV/ENOTTY (the path is no GPIO chip) are chipNotFound.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CGPIOD
 

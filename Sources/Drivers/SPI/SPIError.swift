@@ -49,6 +49,4 @@ public enum SPIError: Error, Equatable, Sendable, CustomStringConvertible {
 
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif

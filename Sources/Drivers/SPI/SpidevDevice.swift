@@ -2,8 +2,6 @@
 // clock set per transaction. Transfers go through CShims because SPI_IOC_MESSAGE is a macro.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CShims
 

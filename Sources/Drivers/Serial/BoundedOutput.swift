@@ -9,8 +9,6 @@
 // writable has room for PIPE_BUF (4096) bytes, so such a write returns without waiting.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public struct BoundedOutput: Sendable {

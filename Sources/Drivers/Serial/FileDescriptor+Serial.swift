@@ -2,8 +2,6 @@
 // the agent's loop, even when the other end of the line stops reading or sends nothing.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 extension FileDescriptor {

@@ -9,8 +9,6 @@
 // `wantsWrite` says bytes wait.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Synchronization
 

@@ -2,8 +2,6 @@
 // cable, the slave is a real tty the console can open by path like /dev/ttyS0.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public struct PseudoTerminal: Sendable {

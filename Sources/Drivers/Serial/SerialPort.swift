@@ -3,8 +3,6 @@
 // hardware flow control would stall output forever.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public struct SerialPort: Sendable {

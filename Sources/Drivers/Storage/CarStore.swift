@@ -3,8 +3,6 @@
 // (it is Sendable; one connection behind a lock serialises all access).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CSQLite
 import Protocol

@@ -3,8 +3,6 @@
 // state directory as this user (a TPM or PKCS#11 provider closes that gap).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Protocol
 

@@ -14,8 +14,6 @@
 // FileKeyProvider.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 /// A permission fixed while opening the store.

@@ -2,8 +2,6 @@
 // debounce, console timeouts) so tests run on virtual time instead of sleeping.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Synchronization
 

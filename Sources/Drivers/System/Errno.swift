@@ -1,8 +1,6 @@
 // A typed errno, so no raw errno handling leaks above the syscall wrappers.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {

@@ -4,8 +4,6 @@
 // between the signal and the poll (the counter stays non-zero until drained).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CShims
 

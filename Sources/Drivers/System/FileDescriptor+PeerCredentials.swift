@@ -2,8 +2,6 @@
 // recorded when the peer connected (they cannot be forged by the peer).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public struct PeerCredentials: Sendable, Equatable {

@@ -6,8 +6,6 @@ import Glibc
 // socket constants (SOCK_STREAM, MSG_NOSIGNAL) may be owned by CBluetooth's module, not Glibc:
 // import it here so they stay visible whichever header the compiler saw first.
 import CBluetooth
-#elseif canImport(Musl)
-import Musl
 #endif
 
 /// The outcome of one receive on a socket.

@@ -1,8 +1,6 @@
 // A file descriptor over CInt with typed errors; the owner closes it explicitly.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CShims
 

@@ -2,8 +2,6 @@
 // file the agent should read. Syscall failures stay Errno (ENOENT, EACCES keep their meaning).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public enum FileReadError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,8 +1,6 @@
 // Whole-file reads and crash-safe, permission-correct writes for keys and state.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public enum Files {

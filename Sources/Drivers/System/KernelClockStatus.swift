@@ -4,8 +4,6 @@
 // when no update arrived for long enough that maxerror reached 16 s.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CShims
 

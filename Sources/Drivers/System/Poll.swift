@@ -1,8 +1,6 @@
 // poll(2) over many descriptors, for single-threaded event loops.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 /// poll(2) event bits.

@@ -7,8 +7,6 @@
 import Glibc
 // As in UnixSocket.swift: in a whole-module build the socket constants may belong to CBluetooth.
 import CBluetooth
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public final class ServiceNotifier {

@@ -2,8 +2,6 @@
 // one byte, which is async-signal-safe, and the event loop polls the read end like a socket.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Synchronization
 

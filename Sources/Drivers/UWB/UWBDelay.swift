@@ -3,8 +3,6 @@
 // by interrupts.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public protocol UWBDelay: AnyObject {

@@ -5,8 +5,6 @@
 // `serviceInterrupt()` from its scheduler.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Protocol
 

@@ -8,8 +8,6 @@
 // pipe; everything else (state, events, the engine) stays on the loop thread.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 import Synchronization

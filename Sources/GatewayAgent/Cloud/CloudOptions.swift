@@ -1,8 +1,6 @@
 // The cloud link's settings from the command line (and, later, the config file's "mqtt" object).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CommandLineKit
 import Drivers

@@ -4,8 +4,6 @@
 // kept as DIR/carkey.db.before-restore; the switch is one rename.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CommandLineKit
 import Drivers

@@ -3,8 +3,6 @@
 // naming the flag or the config key.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CommandLineKit
 import Drivers

@@ -2,8 +2,6 @@
 // keeps the master, the engineer opens the printed slave path), or stdin/stdout.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 

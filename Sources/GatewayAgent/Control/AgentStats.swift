@@ -4,8 +4,6 @@
 // rather than from guesses outside it.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 

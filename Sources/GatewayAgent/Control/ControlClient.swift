@@ -2,8 +2,6 @@
 // wait bounded.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 import Protocol

@@ -2,8 +2,6 @@
 // result behind a lock and writes one byte; the loop polls the read end like a socket.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 

@@ -5,8 +5,6 @@
 //   CARKEY_BENCH_SYNC_DELAY_US=N   sleep N microseconds (0...1000000) after every SQLite sync
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 

@@ -2,8 +2,6 @@
 // directory, the phone link (Unix-socket simulator or BlueZ, LinkBackend), then the loop.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 import Protocol

@@ -3,8 +3,6 @@
 // redirected to a file inherits the variable, and must not get priority prefixes in its file).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 enum JournalStream {

@@ -5,8 +5,6 @@
 // floor. Thread-safe: the store stamps its own events from whichever thread writes.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 import Protocol

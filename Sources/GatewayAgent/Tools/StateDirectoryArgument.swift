@@ -2,8 +2,6 @@
 // already there: a tool never creates a state directory, a database or a storage key.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CommandLineKit
 import Drivers

@@ -6,8 +6,6 @@
 // what must have survived and whether the kill hit an open transaction.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 import Protocol

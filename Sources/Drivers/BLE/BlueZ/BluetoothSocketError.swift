@@ -1,8 +1,6 @@
 // Typed failures of the Bluetooth sockets, with the errnos that need a specific remedy named.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public enum BluetoothSocketError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -3,8 +3,6 @@
 // instance. So the gateway refuses to start while it runs, with the fix in the message.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public enum BluetoothdConflict: Error, Equatable, Sendable, CustomStringConvertible {

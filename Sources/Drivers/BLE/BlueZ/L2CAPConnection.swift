@@ -1,8 +1,6 @@
 // One connected ATT channel: PDU in, PDU out, and the link facts (HCI handle, security level).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CBluetooth
 

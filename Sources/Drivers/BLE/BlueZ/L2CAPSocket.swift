@@ -2,8 +2,6 @@
 // SOCK_SEQPACKET keeps PDU boundaries, so one recv is one ATT PDU.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CBluetooth
 

@@ -4,8 +4,6 @@
 // here too, which is how New Settings and Advertising Removed reach us.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CBluetooth
 

@@ -2,8 +2,6 @@
 // the atomic rename, and reading the state directory's storage key for the checks.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Protocol
 

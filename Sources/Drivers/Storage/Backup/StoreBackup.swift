@@ -9,8 +9,6 @@
 // secret and apart (docs/operations.md section 3).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import CSQLite
 import Protocol

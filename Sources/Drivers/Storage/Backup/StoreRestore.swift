@@ -13,8 +13,6 @@
 // the old store or the restored one, and the old one also under its new name.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Protocol
 

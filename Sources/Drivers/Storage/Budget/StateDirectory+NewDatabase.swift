@@ -4,8 +4,6 @@
 // existing database keeps its mode and is bounded by freelist reuse alone (see StoreSpace).
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 extension StateDirectory {

@@ -4,8 +4,6 @@
 // It is allocated again once the file system has room for it and a margin.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 struct StoreReserve: Sendable {

@@ -13,8 +13,6 @@
 // reserve's size and the ballast file is deleted to give the disk that room.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Synchronization
 

@@ -3,8 +3,6 @@
 // instead of deadlocking.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Synchronization
 

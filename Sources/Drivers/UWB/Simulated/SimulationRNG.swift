@@ -2,8 +2,6 @@
 // replays the same channel, noise and attacks bit for bit. Never the system generator.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 
 public struct SimulationRNG: RandomNumberGenerator, Sendable {

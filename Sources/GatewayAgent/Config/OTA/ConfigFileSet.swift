@@ -11,8 +11,6 @@
 // one never passed its health check: recovery puts last-good back.
 #if canImport(Glibc)
 import Glibc
-#elseif canImport(Musl)
-import Musl
 #endif
 import Drivers
 
