@@ -123,6 +123,30 @@ final class PairingTests: XCTestCase {
         XCTAssertTrue(closes.contains { $0.event.fault?.name == "wrongPairingCode" }, "\(closes)")
     }
 
+    /// An app from before SPAKE2+ sends a version 1 PairingHello over the link: the agent
+    /// answers the cleartext Fault pairingVersion ("update the app"), keeps running, and the
+    /// window keeps its code and all five guesses: the updated app enrolls with the same code.
+    func testAnOldAppsPairingHelloGetsThePairingVersionFaultAndChangesNothing() throws {
+        try car.start()
+        let key = try car.keygen("owner")
+        let code = try car.pair()
+        let oldApp = try P256PrivateKey.generate()
+        for _ in 0..<3 {
+            let link = try SimulatedLinkClient(socketPath: car.stateDir + "/ble.sock", timeoutMillis: 10_000)
+            try link.send([MessageType.pairingHello.rawValue, 0x01] + oldApp.publicKey.sec1)
+            guard case .fault(let fault) = try Message.decode(try link.receive()) else { return XCTFail("no fault") }
+            XCTAssertEqual(fault.fault, .pairingVersion)
+            XCTAssertTrue(fault.fault?.remediation.contains("Update the app") ?? false)
+        }
+        let status = try ControlSocket.exchange("status\n", path: car.controlPath)
+        XCTAssertTrue(status.contains { $0.hasPrefix("pairing open expires-in ") }, "\(status)")
+        XCTAssertTrue(status.contains { $0.contains("owners 0") }, "\(status)")
+        XCTAssertEqual(try car.enroll(key.path, code: code).firstLine, "enrolled")
+        XCTAssertEqual(car.stop(), 0)
+        let refusals = try car.events().filter { $0.event.fault?.name == "pairingVersion" }
+        XCTAssertEqual(refusals.count, 3, "each old hello is audited")
+    }
+
     func testAnExpiredWindowRefusesEvenTheRightCode() throws {
         try car.start(["--pairing-window-seconds", "1"])
         let key = try car.keygen("owner")

@@ -13,10 +13,10 @@ enum AdvertisingKAT {
     /// The first 16 bytes of SHA-256("OCK1 KAT advertising key").
     static let advertisingKey = try! AdvertisingKey(bytes: Array(KAT.scalar("OCK1 KAT advertising key").prefix(16)))
     static let prand = Bytes(testHex: "5a17c3")
-    /// Section 13 keys, and the pairing challenge of section 18.9.
+    /// Section 13 keys, and the pairing challenge of the section 18.6 example.
     static let phone = KAT.phoneLongTerm
     static let carIdentity = KAT.carIdentity
-    static let challenge = KeysKAT.pairingChallenge
+    static let challenge = PairingKAT.challenge
 
     static func values() throws -> [(String, Bytes)] {
         var out: [(String, Bytes)] = []
@@ -94,19 +94,20 @@ final class AdvertisingPrivacyTests: XCTestCase {
         XCTAssertTrue(AdvertisingIdentifier.resolve(try expected("advertising identifier"), key: opened))
     }
 
-    /// The car engine and PhonePairingSession produce the 18.9 pairing and then this grant.
+    /// The car engine and PhonePairingSession produce the 18.6 pairing and then this grant.
     func testTheEnginesProduceTheGrantAfterTheDocumentedPairing() throws {
-        let carSigner = PinnedSigner(key: KeysKAT.carIdentity,
-                                     message: Bytes(testHex: try XCTUnwrap(KeysKAT.expected.first { $0.0 == "pairing car signature input" }?.1)),
-                                     fixed: try ECDSASignature(rawRepresentation: KeysKAT.pairingCarSignature))
-        var configuration = CarProtocolConfiguration(vehicleID: KeysKAT.vehicleID)
+        let carSigner = PinnedSigner(key: PairingKAT.carIdentity,
+                                     message: Bytes(testHex: try XCTUnwrap(PairingKAT.expected.first { $0.0 == "pairing car signature input" }?.1)),
+                                     fixed: try ECDSASignature(rawRepresentation: PairingKAT.carSignature))
+        var configuration = CarProtocolConfiguration(vehicleID: PairingKAT.vehicleID)
         configuration.advertisingKey = key
         let keychain = SharedKeychain(Keychain())
         var car = CarProtocolEngine(configuration: configuration, identity: carSigner, keys: keychain, certificateVerifier: keychain,
-                                    random: ScriptedRandom(KeysKAT.codeDraws + [KeysKAT.pairingChallenge]))
-        let now = ProtocolTime(monotonicMillis: 1_000, wallSeconds: Int64(KeysKAT.notBefore), wallClockTrusted: false)
+                                    random: ScriptedRandom(PairingKAT.carDraws))
+        let now = ProtocolTime(monotonicMillis: 1_000, wallSeconds: 1_767_225_600, wallClockTrusted: false)
         let (code, _) = try car.openPairingWindow(now: now)
-        var phone = PhonePairingSession(longTermKey: KeysKAT.owner, code: code, expectedVehicleID: KeysKAT.vehicleID)
+        var phone = PhonePairingSession(longTermKey: PairingKAT.phone, code: code, expectedVehicleID: PairingKAT.vehicleID,
+                                        random: ScriptedRandom([PairingKAT.xDraw]))
         let link = LinkID(1)
         let challenge = try XCTUnwrap(car.receive(try phone.start(), from: link, now: now).sent.first)
         guard case .send(let proof) = try phone.receive(challenge) else { return XCTFail("no proof") }
@@ -114,7 +115,7 @@ final class AdvertisingPrivacyTests: XCTestCase {
         _ = try keychain.update { (k: inout Keychain) throws(FaultCode) in try k.enroll(enroll, now: now) }
         let sent = car.completeEnrollment(enroll.token, result: nil, now: now).sent
         XCTAssertEqual(sent.count, 2, "PairingResult, then the grant")
-        XCTAssertEqual(sent.first?.hexString, KeysKAT.expected.first { $0.0 == "PairingResult" }?.1)
+        XCTAssertEqual(sent.first?.hexString, PairingKAT.expected.first { $0.0 == "PairingResult" }?.1)
         XCTAssertEqual(sent.last, try expected("AdvertisingKeyGrant"))
         guard case .paired = try phone.receive(sent[0]) else { return XCTFail("not paired") }
         XCTAssertEqual(try phone.receiveGrant(sent[1]), key)

@@ -13,6 +13,7 @@ final class FaultCodeTests: XCTestCase {
             (.unexpectedMessage, 23), (.sessionExpired, 24), (.invalidCertificate, 25), (.actuationFailed, 26),
             (.internalError, 27), (.invalidRevocation, 28), (.lastOwnerKey, 29), (.pairingClosed, 30),
             (.wrongPairingCode, 31), (.notInProximity, 32), (.rangingFailed, 33), (.rangingUnsupported, 34),
+            (.pairingVersion, 35),
         ]
         XCTAssertEqual(expected.count, FaultCode.allCases.count)
         for (fault, number) in expected { XCTAssertEqual(fault.rawValue, number, fault.name) }

@@ -3,6 +3,10 @@ import XCTest
 @testable import Protocol
 
 final class KeysCodecTests: XCTestCase {
+    func pairingExpected(_ name: String) -> Bytes {
+        Bytes(testHex: PairingKAT.expected.first { $0.0 == name }?.1 ?? "")
+    }
+
     func expected(_ name: String) -> Bytes {
         Bytes(testHex: KeysKAT.expected.first { $0.0 == name }!.1)
     }
@@ -33,7 +37,7 @@ final class KeysCodecTests: XCTestCase {
         XCTAssertEqual(try RevocationEntry(storedBytes: entry).storedBytes(), entry)
         assertStrict(entry) { try RevocationEntry(storedBytes: $0) }
         for name in ["PairingHello", "PairingChallenge", "PairingProof", "PairingResult"] {
-            let message = expected(name)
+            let message = pairingExpected(name)
             XCTAssertEqual(try Message.decode(message).encoded(), message, name)
             assertStrict(message) { try Message.decode($0) }
         }
@@ -86,12 +90,12 @@ final class KeysCodecTests: XCTestCase {
         entry[8] = 200  // length beyond the bytes
         XCTAssertThrowsError(try RevocationEntry(storedBytes: entry))
 
-        let result = expected("PairingResult")
+        let result = pairingExpected("PairingResult")
         var failedWithMAC = result
         failedWithMAC[3] = 31
         XCTAssertThrowsError(try PairingResultMessage.decode(failedWithMAC), "a failure must not carry a MAC")
-        XCTAssertEqual(PairingResultMessage(.wrongPairingCode).encoded(), Bytes(testHex: "2301001f") + Bytes(repeating: 0, count: 32))
-        var hello = expected("PairingHello")
+        XCTAssertEqual(PairingResultMessage(.wrongPairingCode).encoded(), Bytes(testHex: "2302001f") + Bytes(repeating: 0, count: 32))
+        var hello = pairingExpected("PairingHello")
         hello[2] = 0x02
         XCTAssertThrowsError(try PairingHelloMessage.decode(hello), "compressed point")
     }
@@ -118,8 +122,8 @@ final class KeysCodecTests: XCTestCase {
         let code = try PairingCode("424242")
         XCTAssertFalse(code.description.contains("424242"))
         XCTAssertFalse("\(code)".contains("424242"))
-        let decoded = MessageDecoder.describe(expected("PairingResult"))
+        let decoded = MessageDecoder.describe(pairingExpected("PairingResult"))
         XCTAssertTrue(decoded.contains("PairingResult"), decoded)
-        XCTAssertTrue(MessageDecoder.describe(expected("PairingChallenge")).contains("OCK-KAT-VEHICLE-1"))
+        XCTAssertTrue(MessageDecoder.describe(pairingExpected("PairingChallenge")).contains("OCK-KAT-VEHICLE-1"))
     }
 }

@@ -1,5 +1,5 @@
 // The keys examples of docs/protocol.md (section 18.9), reproduced byte for byte: a share
-// certificate, a revocation, the stored records, and a whole pairing exchange with a fixed code.
+// certificate, a revocation and the stored records. (The pairing exchange: PairingKnownAnswerTests.)
 // The three signatures are given (ECDSA is randomized): they are verified, then used.
 //
 // To regenerate after an intentional format change:
@@ -19,17 +19,11 @@ enum KeysKAT {
     static let notBefore: UInt32 = 1_767_225_600   // 2026-01-01T00:00:00Z
     static let notAfter: UInt32 = 1_767_830_400    // 2026-01-08T00:00:00Z
     static let issuedAt: UInt32 = 1_767_312_000    // 2026-01-02T00:00:00Z
-    /// Random draws for the pairing code: the first is rejected (>= 4 294 000 000).
-    static let codeDraws = [Bytes(testHex: "ffffffff"), Bytes(testHex: "0a3b5c7d")]
-    static let pairingChallenge = KAT.scalar("OCK1 KAT pairing challenge")
 
     static let shareSignature = Bytes(testHex: "66956b1a0252bb60ecb45a1376f13dd13f8c16e4c7e0befffe6027a3249ec16b7712808c758038bbfafcf8b62b32550fe57ef981bb0ef93a321114909b45c81b")
     static let revocationSignature = Bytes(testHex: "1fb8caa82678472586e1bfe0e038191a105edb0f6164568b679359f52d4e27dfc33879a95d70a672f733dbe41890f871b42920be688ae9f83ad6d9562e4a6490")
-    static let pairingCarSignature = Bytes(testHex: "4f1bf610568cb77ee6ffe83ea15769eadbad2774482a46ee4addf5a351b9b7e4a1bdc0cef862ecc07f8c4b3289ce0d79607a9fd01a86f430ea83a5fd7e080cae")
-    static let pairingPhoneSignature = Bytes(testHex: "641d901581ab07363375c6972c4d522382489c9600cead8ab58b35f0eb2c0e06418c5459e8a4b47f2a6cd935432ac65677bb3a01b315f7b2cb6bf637649072b0")
 
-    static func values(share: Bytes = shareSignature, revocation: Bytes = revocationSignature,
-                       carSignature: Bytes = pairingCarSignature, phoneSignature: Bytes = pairingPhoneSignature) throws -> [(String, Bytes)] {
+    static func values(share: Bytes = shareSignature, revocation: Bytes = revocationSignature) throws -> [(String, Bytes)] {
         var out: [(String, Bytes)] = []
         out.append(("share holder public key", holder.publicKey.sec1))
         out.append(("share holder key ID", KeyID(publicKey: holder.publicKey).bytes))
@@ -58,26 +52,6 @@ enum KeysKAT {
                                     appliedAt: issuedAt + 5, appliedAtTrusted: true)
         out.append(("stored revocation", entry.storedBytes()))
 
-        let code = try PairingCode.generate(ScriptedRandom(codeDraws))
-        out.append(("pairing code (ASCII)", code.digits))
-        let phone = owner.publicKey.sec1, car = carIdentity.publicKey.sec1
-        let hello = try PairingHelloMessage(phonePublicKey: phone).encoded()
-        out.append(("PairingHello", hello))
-        let challengeBody = PairingChallengeMessage.body(challenge: pairingChallenge, carIdentityPublicKey: car, vehicleID: vehicleID)
-        out.append(("PairingChallenge body", challengeBody))
-        out.append(("pairing car signature input", PairingChallengeMessage.signatureInput(pairingHello: hello, body: challengeBody)))
-        out.append(("pairing car signature", carSignature))
-        out.append(("PairingChallenge", challengeBody + carSignature))
-        out.append(("phone MAC input", PairingProofs.phoneMACInput(phone: phone, car: car, challenge: pairingChallenge)))
-        let phoneMAC = PairingProofs.phoneMAC(code: code, phone: phone, car: car, challenge: pairingChallenge)
-        out.append(("phone MAC", phoneMAC))
-        out.append(("possession signature input", PairingProofs.possessionInput(phone: phone, car: car, challenge: pairingChallenge)))
-        out.append(("possession signature", phoneSignature))
-        out.append(("PairingProof", try PairingProofMessage(codeMAC: phoneMAC, signature: phoneSignature).encoded()))
-        out.append(("car MAC input", PairingProofs.carMACInput(phone: phone, car: car, challenge: pairingChallenge)))
-        let carMAC = PairingProofs.carMAC(code: code, phone: phone, car: car, challenge: pairingChallenge)
-        out.append(("car MAC", carMAC))
-        out.append(("PairingResult", try PairingResultMessage.success(carMAC: carMAC).encoded()))
         return out
     }
 
@@ -122,53 +96,6 @@ enum KeysKAT {
             "520169570a850100693101114f434b2d4b41542d56454849434c452d3180cfa36924866af569570a8001a1b2c3d4e5f6"
             + "07181fb8caa82678472586e1bfe0e038191a105edb0f6164568b679359f52d4e27dfc33879a95d70a672f733dbe41890"
             + "f871b42920be688ae9f83ad6d9562e4a6490"),
-        ("pairing code (ASCII)", "363632343631"),
-        ("PairingHello",
-            "200104b9c9c2481b3cf9abd309233c583dd8bc3f992324bdf85262f85f83e69723ef94545cde523a9484b2e504f03280"
-            + "b9103b5b2f3625b7317dc6187c62259ae106c1"),
-        ("PairingChallenge body",
-            "2101636a7a908267aa556824b978f29a7fac85c4a22b13b65a5db5ceff8b3d625e440456b2d7a739c9022a0bcd10df25"
-            + "0545b72dd8910f9fed22091039fb03f1d6dd6b19c384a030ade08abd30626bda3a35ba3e1cd69a68f3f770ef38eb9840"
-            + "dd5744114f434b2d4b41542d56454849434c452d31"),
-        ("pairing car signature input",
-            "4f434b312d504149522d4348414c4c454e4745200104b9c9c2481b3cf9abd309233c583dd8bc3f992324bdf85262f85f"
-            + "83e69723ef94545cde523a9484b2e504f03280b9103b5b2f3625b7317dc6187c62259ae106c12101636a7a908267aa55"
-            + "6824b978f29a7fac85c4a22b13b65a5db5ceff8b3d625e440456b2d7a739c9022a0bcd10df250545b72dd8910f9fed22"
-            + "091039fb03f1d6dd6b19c384a030ade08abd30626bda3a35ba3e1cd69a68f3f770ef38eb9840dd5744114f434b2d4b41"
-            + "542d56454849434c452d31"),
-        ("pairing car signature",
-            "4f1bf610568cb77ee6ffe83ea15769eadbad2774482a46ee4addf5a351b9b7e4a1bdc0cef862ecc07f8c4b3289ce0d79"
-            + "607a9fd01a86f430ea83a5fd7e080cae"),
-        ("PairingChallenge",
-            "2101636a7a908267aa556824b978f29a7fac85c4a22b13b65a5db5ceff8b3d625e440456b2d7a739c9022a0bcd10df25"
-            + "0545b72dd8910f9fed22091039fb03f1d6dd6b19c384a030ade08abd30626bda3a35ba3e1cd69a68f3f770ef38eb9840"
-            + "dd5744114f434b2d4b41542d56454849434c452d314f1bf610568cb77ee6ffe83ea15769eadbad2774482a46ee4addf5"
-            + "a351b9b7e4a1bdc0cef862ecc07f8c4b3289ce0d79607a9fd01a86f430ea83a5fd7e080cae"),
-        ("phone MAC input",
-            "4f434b312d504149522d50484f4e4504b9c9c2481b3cf9abd309233c583dd8bc3f992324bdf85262f85f83e69723ef94"
-            + "545cde523a9484b2e504f03280b9103b5b2f3625b7317dc6187c62259ae106c10456b2d7a739c9022a0bcd10df250545"
-            + "b72dd8910f9fed22091039fb03f1d6dd6b19c384a030ade08abd30626bda3a35ba3e1cd69a68f3f770ef38eb9840dd57"
-            + "44636a7a908267aa556824b978f29a7fac85c4a22b13b65a5db5ceff8b3d625e44"),
-        ("phone MAC", "e946840d2892b208aef6b23db7d4de915ca8d1b79f56334ac4b23bac441debeb"),
-        ("possession signature input",
-            "4f434b312d504149522d50524f4f4604b9c9c2481b3cf9abd309233c583dd8bc3f992324bdf85262f85f83e69723ef94"
-            + "545cde523a9484b2e504f03280b9103b5b2f3625b7317dc6187c62259ae106c10456b2d7a739c9022a0bcd10df250545"
-            + "b72dd8910f9fed22091039fb03f1d6dd6b19c384a030ade08abd30626bda3a35ba3e1cd69a68f3f770ef38eb9840dd57"
-            + "44636a7a908267aa556824b978f29a7fac85c4a22b13b65a5db5ceff8b3d625e44"),
-        ("possession signature",
-            "641d901581ab07363375c6972c4d522382489c9600cead8ab58b35f0eb2c0e06418c5459e8a4b47f2a6cd935432ac656"
-            + "77bb3a01b315f7b2cb6bf637649072b0"),
-        ("PairingProof",
-            "2201e946840d2892b208aef6b23db7d4de915ca8d1b79f56334ac4b23bac441debeb641d901581ab07363375c6972c4d"
-            + "522382489c9600cead8ab58b35f0eb2c0e06418c5459e8a4b47f2a6cd935432ac65677bb3a01b315f7b2cb6bf6376490"
-            + "72b0"),
-        ("car MAC input",
-            "4f434b312d504149522d4341520456b2d7a739c9022a0bcd10df250545b72dd8910f9fed22091039fb03f1d6dd6b19c3"
-            + "84a030ade08abd30626bda3a35ba3e1cd69a68f3f770ef38eb9840dd574404b9c9c2481b3cf9abd309233c583dd8bc3f"
-            + "992324bdf85262f85f83e69723ef94545cde523a9484b2e504f03280b9103b5b2f3625b7317dc6187c62259ae106c163"
-            + "6a7a908267aa556824b978f29a7fac85c4a22b13b65a5db5ceff8b3d625e44"),
-        ("car MAC", "c9473ea9a404de52ce163714647696271dd751c875d062a22c0037cdaed7b22c"),
-        ("PairingResult", "23010000c9473ea9a404de52ce163714647696271dd751c875d062a22c0037cdaed7b22c"),
     ]
 }
 
@@ -181,8 +108,6 @@ final class KeysKnownAnswerTests: XCTestCase {
         let checks: [(P256PrivateKey, String, Bytes)] = [
             (KeysKAT.owner, "share signature input", KeysKAT.shareSignature),
             (KeysKAT.owner, "revocation signature input", KeysKAT.revocationSignature),
-            (KeysKAT.carIdentity, "pairing car signature input", KeysKAT.pairingCarSignature),
-            (KeysKAT.owner, "possession signature input", KeysKAT.pairingPhoneSignature),
         ]
         for (key, input, signature) in checks {
             XCTAssertTrue(key.publicKey.isValidSignature(try ECDSASignature(rawRepresentation: signature), for: try expected(input)), input)
@@ -195,7 +120,6 @@ final class KeysKnownAnswerTests: XCTestCase {
         for ((name, bytes), (_, hex)) in zip(computed, KeysKAT.expected) {
             XCTAssertEqual(bytes.hexString, hex, name)
         }
-        XCTAssertEqual(try PairingCode.generate(ScriptedRandom(KeysKAT.codeDraws)).text, "662461")
     }
 
     func testTheCodecsAndValidatorsAcceptTheExample() throws {
@@ -211,34 +135,6 @@ final class KeysKnownAnswerTests: XCTestCase {
         XCTAssertEqual(revocation.target, .serial(KeysKAT.serial))
         XCTAssertEqual(try RevocationEntry(storedBytes: try expected("stored revocation")).revocation, revocation.revocation)
         XCTAssertEqual(try KeyActivity(storedBytes: try expected("stored key activity")).useCount, 3)
-    }
-
-    func testTheEnginesProduceThePairingBytes() throws {
-        let carSigner = PinnedSigner(key: KeysKAT.carIdentity, message: try expected("pairing car signature input"),
-                                     fixed: try ECDSASignature(rawRepresentation: KeysKAT.pairingCarSignature))
-        let phoneSigner = PinnedSigner(key: KeysKAT.owner, message: try expected("possession signature input"),
-                                       fixed: try ECDSASignature(rawRepresentation: KeysKAT.pairingPhoneSignature))
-        let keychain = SharedKeychain(Keychain())
-        var car = CarProtocolEngine(configuration: CarProtocolConfiguration(vehicleID: KeysKAT.vehicleID), identity: carSigner,
-                                    keys: keychain, certificateVerifier: keychain,
-                                    random: ScriptedRandom(KeysKAT.codeDraws + [KeysKAT.pairingChallenge]))
-        let now = ProtocolTime(monotonicMillis: 1_000, wallSeconds: Int64(KeysKAT.notBefore), wallClockTrusted: false)
-        let (code, _) = try car.openPairingWindow(now: now)
-        XCTAssertEqual(code.digits, try expected("pairing code (ASCII)"))
-        var phone = PhonePairingSession(longTermKey: phoneSigner, code: code, expectedVehicleID: KeysKAT.vehicleID)
-        let link = LinkID(1)
-
-        let hello = try phone.start()
-        XCTAssertEqual(hello, try expected("PairingHello"))
-        let challenge = try XCTUnwrap(car.receive(hello, from: link, now: now).sent.first)
-        XCTAssertEqual(challenge, try expected("PairingChallenge"))
-        guard case .send(let proof) = try phone.receive(challenge) else { return XCTFail("no proof") }
-        XCTAssertEqual(proof, try expected("PairingProof"))
-        let enroll = try XCTUnwrap(car.receive(proof, from: link, now: now).enrollments.first)
-        _ = try keychain.update { (k: inout Keychain) throws(FaultCode) in try k.enroll(enroll, now: now) }
-        let result = try XCTUnwrap(car.completeEnrollment(enroll.token, result: nil, now: now).sent.first)
-        XCTAssertEqual(result, try expected("PairingResult"))
-        XCTAssertEqual(try phone.receive(result), .paired(.init(carIdentityKey: KeysKAT.carIdentity.publicKey, vehicleID: KeysKAT.vehicleID)))
     }
 
     /// docs/protocol.md shows the same bytes (hex split over 64-character lines).
@@ -257,9 +153,7 @@ final class KeysKnownAnswerTests: XCTestCase {
             try key.signature(for: XCTUnwrap(draft[name])).rawRepresentation
         }
         let values = try KeysKAT.values(share: sign(KeysKAT.owner, "share signature input"),
-                                        revocation: sign(KeysKAT.owner, "revocation signature input"),
-                                        carSignature: sign(KeysKAT.carIdentity, "pairing car signature input"),
-                                        phoneSignature: sign(KeysKAT.owner, "possession signature input"))
+                                        revocation: sign(KeysKAT.owner, "revocation signature input"))
         for (name, bytes) in values { print("KEYSKAT|\(name)|\(bytes.count)|\(bytes.hexString)") }
     }
 }

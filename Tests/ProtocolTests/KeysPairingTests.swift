@@ -85,20 +85,42 @@ final class KeysPairingTests: XCTestCase {
     func testFiveWrongCodesCloseTheWindow() throws {
         var rig = KeysRig(owners: [])
         let (code, _) = try rig.car.openPairingWindow(now: rig.now)
-        var closing: [AuditRecord] = []
         for attempt in 0..<5 {
-            // Each from its own link, so the per-link rate limiter is not what stops them.
-            var phone = PhonePairingSession(longTermKey: KeysFixtures.owner, code: wrongCode(code))
+            // Each from its own link, so the per-link rate limiter is not what stops them. The
+            // phone aborts on the car's confirmV: the guess was spent when the car answered.
+            XCTAssertTrue(rig.car.isPairingWindowOpen(now: rig.now), "attempt \(attempt)")
             let link = LinkID(UInt64(60 + attempt))
-            let challenge = try XCTUnwrap(rig.toCar(try phone.start(), link: link).sent.first)
-            guard case .send(let proof) = try phone.receive(challenge) else { return XCTFail() }
-            let actions = rig.toCar(proof, link: link)
-            XCTAssertEqual(actions.cleartextFault, .wrongPairingCode)
-            closing += actions.audits.filter { $0.event == .pairingWindowClosed }
+            XCTAssertEqual(fault(try pair(KeysFixtures.owner, code: wrongCode(code), rig: &rig, link: link)), .wrongPairingCode)
+            XCTAssertEqual(rig.car.pairingWindow?.wrongCodesLeft, 4 - attempt)
+            if attempt < 4 { _ = rig.car.linkClosed(link, now: rig.now) }
         }
-        XCTAssertEqual(closing.map(\.fault), [.wrongPairingCode], "closed by the fifth wrong code")
-        XCTAssertFalse(rig.car.isPairingWindowOpen(now: rig.now))
+        XCTAssertFalse(rig.car.isPairingWindowOpen(now: rig.now), "no guess left after the fifth")
+        XCTAssertTrue(rig.car.tick(now: rig.now).audits.isEmpty, "the fifth attempt may still send its proof")
+        XCTAssertEqual(rig.car.linkClosed(LinkID(64), now: rig.now).audits.map(\.fault), [.wrongPairingCode],
+                       "closed as the fifth wrong attempt ends")
+        XCTAssertNil(rig.car.pairingWindow)
         XCTAssertEqual(fault(try pair(KeysFixtures.owner, code: code, rig: &rig, link: LinkID(70))), .pairingClosed)
+    }
+
+    /// A wrong proof on the last guess closes the window at once.
+    func testAWrongProofOnTheLastGuessClosesTheWindow() throws {
+        var rig = KeysRig(owners: [], configure: { $0.pairing = PairingPolicy(maxWrongCodes: 1) })
+        let (code, _) = try rig.car.openPairingWindow(now: rig.now)
+        var phone = PhonePairingSession(longTermKey: KeysFixtures.owner, code: code)
+        let link = LinkID(61)
+        let challengeBytes = try XCTUnwrap(rig.toCar(try phone.start(), link: link).sent.first)
+        guard case .send(let good) = try phone.receive(challengeBytes) else { return XCTFail() }
+        // The same proof with confirmP altered (and signed again, so only the code is wrong).
+        var confirmP = try PairingProofMessage.decode(good).confirmP
+        confirmP[0] ^= 1
+        let hello = try XCTUnwrap(phone.sentHello)
+        let signature = try KeysFixtures.owner.signature(for: PairingSPAKE.possessionInput(
+            pairingHello: hello, pairingChallenge: challengeBytes, confirmP: confirmP))
+        let actions = rig.toCar(try PairingProofMessage(confirmP: confirmP, signature: signature.rawRepresentation).encoded(), link: link)
+        XCTAssertEqual(actions.cleartextFault, .wrongPairingCode)
+        XCTAssertEqual(actions.audits.filter { $0.event == .pairingWindowClosed }.map(\.fault), [.wrongPairingCode])
+        XCTAssertNil(rig.car.pairingWindow)
+        XCTAssertNil(rig.keychain.lookup(KeyID(publicKey: KeysFixtures.owner.publicKey)))
     }
 
     func testNoWindowExpiredWindowAndWindowExpiringMidway() throws {
@@ -155,22 +177,23 @@ final class KeysPairingTests: XCTestCase {
         if case .paired = try pair(KeysFixtures.owner, code: code, rig: &rig, link: LinkID(81)) {} else { XCTFail("another link") }
     }
 
-    func testABadPossessionSignatureIsRefusedWithoutCostingACode() throws {
+    func testABadPossessionSignatureIsRefused() throws {
         var rig = KeysRig(owners: [])
         let (code, _) = try rig.car.openPairingWindow(now: rig.now)
-        // Signs with a key other than the one it asks to enroll, and guesses a wrong code: the
-        // signature is refused first, so the guess costs nothing. (With the right code the
-        // window would close instead: the code is exposed, see SecurityReviewTests.)
+        // The right code, but signed by a key other than the one it asks to enroll. The guess
+        // was spent with the challenge; confirmP exposes nothing, so the window stays open.
         var phone = PhonePairingSession(longTermKey: KeysFixtures.owner, code: code)
         let link = LinkID(90)
         let challengeBytes = try XCTUnwrap(rig.toCar(try phone.start(), link: link).sent.first)
-        let challenge = try PairingChallengeMessage.decode(challengeBytes)
-        let phoneKey = KeysFixtures.owner.publicKey.sec1, car = Fixtures.carIdentity.publicKey.sec1
-        let mac = PairingProofs.phoneMAC(code: wrongCode(code), phone: phoneKey, car: car, challenge: challenge.challenge)
-        let wrongSigner = try KeysFixtures.guest.signature(for: PairingProofs.possessionInput(phone: phoneKey, car: car, challenge: challenge.challenge))
-        let proof = try PairingProofMessage(codeMAC: mac, signature: wrongSigner.rawRepresentation).encoded()
+        guard case .send(let good) = try phone.receive(challengeBytes) else { return XCTFail() }
+        let confirmP = try PairingProofMessage.decode(good).confirmP
+        let hello = try XCTUnwrap(phone.sentHello)
+        let wrongSigner = try KeysFixtures.guest.signature(for: PairingSPAKE.possessionInput(
+            pairingHello: hello, pairingChallenge: challengeBytes, confirmP: confirmP))
+        let proof = try PairingProofMessage(confirmP: confirmP, signature: wrongSigner.rawRepresentation).encoded()
         XCTAssertEqual(rig.toCar(proof, link: link).cleartextFault, .badSignature)
-        XCTAssertEqual(rig.car.pairingWindow?.wrongCodesLeft, 5)
+        XCTAssertEqual(rig.car.pairingWindow?.wrongCodesLeft, 4)
+        XCTAssertTrue(rig.car.isPairingWindowOpen(now: rig.now))
         XCTAssertEqual(rig.toCar(proof, link: link).cleartextFault, .unexpectedMessage, "the challenge was consumed")
     }
 
@@ -183,9 +206,10 @@ final class KeysPairingTests: XCTestCase {
         XCTAssertEqual(rig.toCar(proof, link: LinkID(92)).cleartextFault, .unexpectedMessage, "another link has no challenge")
         rig.advance(seconds: 11)
         XCTAssertEqual(rig.toCar(proof, link: LinkID(91)).cleartextFault, .challengeExpired)
-        // The late proof carried the right code MAC in the clear: the window closes
-        // (SecurityReviewTests; a slow proof with a wrong code leaves it open).
-        XCTAssertFalse(rig.car.isPairingWindowOpen(now: rig.now), "a late proof with the right code closes the window")
+        // Version 2: a late proof exposes nothing (confirmP is keyed by SPAKE2+), so the window
+        // stays open with one guess spent.
+        XCTAssertTrue(rig.car.isPairingWindowOpen(now: rig.now))
+        XCTAssertEqual(rig.car.pairingWindow?.wrongCodesLeft, 4)
     }
 
     func testARevokedKeyCannotBeEnrolledAgainAndAFullKeychainIsRefused() throws {
@@ -278,8 +302,51 @@ final class KeysPairingTests: XCTestCase {
             try k.enroll(KeysFixtures.enrollment(KeysFixtures.secondOwner), now: Fixtures.time())
         }
         try rig.connect(&owner)
-        let inSession = rig.toCar(try PairingHelloMessage(phonePublicKey: KeysFixtures.guest.publicKey.sec1).encoded(), link: owner.link)
+        let inSession = rig.toCar(try PairingHelloMessage(phonePublicKey: KeysFixtures.guest.publicKey.sec1,
+                                                          shareP: SPAKE2Plus.m).encoded(), link: owner.link)
         XCTAssertEqual(try rig.phoneResponse(inSession, phone: &owner).fault, .unexpectedMessage)
+    }
+
+    /// An app from before SPAKE2+ sends a version 1 PairingHello (67 bytes). The car answers
+    /// `pairingVersion` ("update the app") and changes nothing: no guess spent, no rate-limit
+    /// failure, no pairing state on the link.
+    func testAnOldAppsPairingHelloGetsThePairingVersionFaultAndChangesNothing() throws {
+        var rig = KeysRig(owners: [])
+        let (code, _) = try rig.car.openPairingWindow(now: rig.now)
+        let old = [MessageType.pairingHello.rawValue, 0x01] + KeysFixtures.owner.publicKey.sec1
+        XCTAssertEqual(old.count, PairingHelloMessage.legacyLength)
+        XCTAssertTrue(try PairingHelloMessage.decode(old).isLegacy)
+        let link = LinkID(96)
+        for _ in 0..<6 {
+            let actions = rig.toCar(old, link: link)
+            XCTAssertEqual(actions.cleartextFault, .pairingVersion)
+            XCTAssertEqual(actions.audits.map(\.fault), [.pairingVersion])
+            XCTAssertTrue(actions.enrollments.isEmpty)
+        }
+        XCTAssertEqual(rig.car.pairingWindow?.wrongCodesLeft, 5, "no guess spent")
+        XCTAssertTrue(rig.car.isPairingWindowOpen(now: rig.now))
+        XCTAssertEqual(FaultCode.pairingVersion.remediation.contains("Update the app"), true)
+        // Six old hellos did not block the link: the updated app pairs on it.
+        if case .paired = try pair(KeysFixtures.owner, code: code, rig: &rig, link: link) {} else { XCTFail("updated app") }
+        // Other versions are refused as before; a version 1 proof is not understood at all.
+        XCTAssertEqual(rig.toCar([MessageType.pairingHello.rawValue, 0x03] + KeysFixtures.owner.publicKey.sec1, link: LinkID(97)).cleartextFault,
+                       .unsupportedVersion)
+        XCTAssertThrowsError(try PairingProofMessage.decode([MessageType.pairingProof.rawValue, 0x01] + Bytes(repeating: 0, count: 96)))
+    }
+
+    /// A car that does not know the code (here even one holding the identity key) gets no
+    /// PairingProof: the phone checks confirmV first.
+    func testThePhoneSendsNothingToACarThatDoesNotKnowTheCode() throws {
+        var rig = KeysRig(owners: [])
+        let (code, _) = try rig.car.openPairingWindow(now: rig.now)
+        // Another car engine (same identity key, as if stolen) with its own window and code.
+        var impostor = KeysRig(owners: [], random: SeededRandom("impostor car"))
+        let (other, _) = try impostor.car.openPairingWindow(now: impostor.now)
+        XCTAssertNotEqual(other.text, code.text, "the seeds give different codes")
+        var phone = PhonePairingSession(longTermKey: KeysFixtures.owner, code: code)
+        let challenge = try XCTUnwrap(impostor.toCar(try phone.start(), link: LinkID(98)).sent.first)
+        XCTAssertEqual(try phone.receive(challenge), .refused(FaultCode.wrongPairingCode.rawValue))
+        XCTAssertThrowsError(try phone.receive(challenge), "the session is over")
     }
 
     func testCodeGenerationIsUniformByRejection() throws {

@@ -78,55 +78,81 @@ final class SecurityReviewTests: XCTestCase {
         XCTAssertEqual(actions.performs.count, 1)
     }
 
-    // MARK: Finding 2: a refused proof with the right code left the window open
+    // MARK: Finding 2 (pairing version 1): the code MAC let a listener find the code offline
+    //
+    // Version 2 replaced the MAC with SPAKE2+: nothing on the air tests a code guess, so a late
+    // or badly signed proof with the right code no longer has to close the window.
 
-    /// A PairingProof whose code MAC is right but which the car refuses (here: it arrived after
-    /// the 10 s challenge lifetime) has put the code in the clear: every input of the MAC is
-    /// in the PairingHello and PairingChallenge, so a listener finds the 6 digits offline.
-    /// The window must close, or the listener enrolls its own key as an owner with the code.
-    func testALateProofWithTheRightCodeClosesTheWindow() throws {
+    /// A man in the middle relays the genuine phone's PairingHello to the car and the car's
+    /// PairingChallenge back, then keeps every byte: PairingHello, PairingChallenge and the
+    /// phone's PairingProof. Under version 1 the proof's MAC pinned the code among 10^6. Now
+    /// no candidate code, not even the right one, reproduces confirmV or confirmP from public
+    /// bytes: each needs Z and V, which need x or y (discrete logs).
+    func testARelayedExchangeDoesNotPinTheCodeOffline() throws {
         var rig = KeysRig(owners: [])
         let (code, _) = try rig.car.openPairingWindow(now: rig.now)
         var phone = PhonePairingSession(longTermKey: KeysFixtures.owner, code: code)
         let link = LinkID(91)
-        let challengeBytes = try XCTUnwrap(rig.toCar(try phone.start(), link: link).sent.first)
+        let helloBytes = try phone.start()
+        let challengeBytes = try XCTUnwrap(rig.toCar(helloBytes, link: link).sent.first)
         guard case .send(let proofBytes) = try phone.receive(challengeBytes) else { return XCTFail() }
         rig.advance(seconds: 11)
-        let late = rig.toCar(proofBytes, link: link)
-        XCTAssertEqual(late.cleartextFault, .challengeExpired)
-        XCTAssertFalse(rig.car.isPairingWindowOpen(now: rig.now), "the code has been exposed")
-        XCTAssertTrue(late.audits.contains { $0.event == .pairingWindowClosed })
+        XCTAssertEqual(rig.toCar(proofBytes, link: link).cleartextFault, .challengeExpired)
+        XCTAssertTrue(rig.car.isPairingWindowOpen(now: rig.now), "nothing was exposed: the window stays open")
 
-        // What the listener can do with it: the MAC pins the code.
+        // The listener's best offline test: guess the code, then try the keys it could compute.
+        // Without x or y it must pick some scalar for them; the right code does not match.
+        let hello = try PairingHelloMessage.decode(helloBytes)
         let challenge = try PairingChallengeMessage.decode(challengeBytes)
         let proof = try PairingProofMessage.decode(proofBytes)
-        XCTAssertEqual(PairingProofs.phoneMAC(code: code, phone: KeysFixtures.owner.publicKey.sec1,
-                                              car: challenge.carIdentityPublicKey, challenge: challenge.challenge), proof.codeMAC)
-        var thief = PhonePairingSession(longTermKey: KeysFixtures.guest, code: code)
-        let answer = rig.toCar(try thief.start(), link: LinkID(92))
-        XCTAssertEqual(answer.cleartextFault, .pairingClosed)
+        let ids = PairingSPAKE.identities(phone: hello.phonePublicKey, car: challenge.carIdentityPublicKey,
+                                          vehicleID: challenge.vehicleID, windowID: challenge.windowID)
+        let guessScalar = KAT.scalar("listener's guess of x")
+        for candidate in [code, try PairingCode("000000"), try PairingCode("999999")] {
+            let (w0, w1) = try PairingSPAKE.scalars(code: candidate)
+            let asProver = try SPAKE2Plus.proverFinish(x: guessScalar, w0: w0, w1: w1, shareP: hello.shareP,
+                                                       shareV: challenge.shareV, identities: ids)
+            XCTAssertFalse(SPAKE2Plus.isValidConfirmation(challenge.confirmV, expected: asProver.confirmV))
+            XCTAssertFalse(SPAKE2Plus.isValidConfirmation(proof.confirmP, expected: asProver.confirmP))
+        }
+        // The thief still needs the code online, and one attempt is one guess.
+        var thief = PhonePairingSession(longTermKey: KeysFixtures.guest, code: try PairingCode(code.text == "000000" ? "000001" : "000000"))
+        let answer = try XCTUnwrap(rig.toCar(try thief.start(), link: LinkID(92)).sent.first)
+        XCTAssertEqual(try thief.receive(answer), .refused(FaultCode.wrongPairingCode.rawValue))
+        XCTAssertEqual(rig.car.pairingWindow?.wrongCodesLeft, 3, "the phone's attempt and the thief's each spent one")
         XCTAssertTrue(rig.keychain.snapshot.listing.isEmpty, "nobody enrolled")
     }
 
-    func testABadSignatureWithTheRightCodeClosesTheWindowButAWrongCodeDoesNot() throws {
+    /// An active attacker posing as a phone chooses shareP with its guess g, and so can check
+    /// the car's confirmV offline for g only: every PairingChallenge costs the window one
+    /// guess, whether or not a PairingProof follows. Five guesses close the window.
+    func testAnAttackerPosingAsAPhoneGetsOneGuessPerAttempt() throws {
         var rig = KeysRig(owners: [])
         let (code, _) = try rig.car.openPairingWindow(now: rig.now)
-        var phone = PhonePairingSession(longTermKey: KeysFixtures.owner, code: code)
-        let challengeBytes = try XCTUnwrap(rig.toCar(try phone.start(), link: LinkID(93)).sent.first)
-        guard case .send(let proofBytes) = try phone.receive(challengeBytes) else { return XCTFail() }
-        var tampered = proofBytes
-        tampered[tampered.count - 1] ^= 0x01
-        XCTAssertEqual(rig.toCar(tampered, link: LinkID(93)).cleartextFault, .badSignature)
+        let guesses = try (1...5).map { offset -> PairingCode in
+            let value = (Int(code.text)! + offset) % 1_000_000
+            return try PairingCode(String(repeating: "0", count: 6 - String(value).count) + String(value))
+        }
+        for (index, guess) in guesses.enumerated() {
+            let x = KAT.scalar("attacker x \(index)")
+            let (w0, w1) = try PairingSPAKE.scalars(code: guess)
+            let shareP = try SPAKE2Plus.proverShare(x: x, w0: w0)
+            let hello = try PairingHelloMessage(phonePublicKey: KeysFixtures.guest.publicKey.sec1, shareP: shareP).encoded()
+            let link = LinkID(UInt64(200 + index))
+            let challenge = try PairingChallengeMessage.decode(try XCTUnwrap(rig.toCar(hello, link: link).sent.first))
+            let ids = PairingSPAKE.identities(phone: KeysFixtures.guest.publicKey.sec1, car: challenge.carIdentityPublicKey,
+                                              vehicleID: challenge.vehicleID, windowID: challenge.windowID)
+            let keys = try SPAKE2Plus.proverFinish(x: x, w0: w0, w1: w1, shareP: shareP, shareV: challenge.shareV, identities: ids)
+            XCTAssertFalse(SPAKE2Plus.isValidConfirmation(challenge.confirmV, expected: keys.confirmV), "guess \(index) is wrong")
+            XCTAssertEqual(rig.car.pairingWindow?.wrongCodesLeft, 4 - index, "the attempt was charged without a proof")
+            if index < 4 { XCTAssertTrue(rig.car.linkClosed(link, now: rig.now).isEmpty) }
+        }
         XCTAssertFalse(rig.car.isPairingWindowOpen(now: rig.now))
-
-        // A slow phone with a wrong code exposes nothing: the window stays open.
-        let (code2, _) = try rig.car.openPairingWindow(now: rig.now)
-        let wrong = try PairingCode(code2.text == "000000" ? "000001" : "000000")
-        var slow = PhonePairingSession(longTermKey: KeysFixtures.owner, code: wrong)
-        let second = try XCTUnwrap(rig.toCar(try slow.start(), link: LinkID(94)).sent.first)
-        guard case .send(let slowProof) = try slow.receive(second) else { return XCTFail() }
+        // Nothing comes on the fifth link; its challenge expires and the window closes.
         rig.advance(seconds: 11)
-        XCTAssertEqual(rig.toCar(slowProof, link: LinkID(94)).cleartextFault, .challengeExpired)
-        XCTAssertTrue(rig.car.isPairingWindowOpen(now: rig.now))
+        XCTAssertEqual(rig.car.tick(now: rig.now).audits.map(\.fault), [.wrongPairingCode])
+        var owner = PhonePairingSession(longTermKey: KeysFixtures.owner, code: code)
+        XCTAssertEqual(rig.toCar(try owner.start(), link: LinkID(250)).cleartextFault, .pairingClosed,
+                       "even the right code: the window is gone")
     }
 }

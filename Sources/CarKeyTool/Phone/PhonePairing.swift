@@ -1,5 +1,6 @@
 // `carkey phone enroll`: owner enrollment over the simulated link with the reference phone
-// pairing state machine (PhonePairingSession). Every wait is bounded by the link timeout.
+// pairing state machine (PhonePairingSession, the SPAKE2+ prover of protocol.md 18.6). Every
+// wait is bounded by the link timeout.
 import Drivers
 import Protocol
 
@@ -16,7 +17,8 @@ enum GrantOutcome {
 enum PairingOutcome {
     /// Enrolled; the car proved it knows the code.
     case paired(PhonePairingSession.Paired, grant: GrantOutcome)
-    /// The car refused (cleartext fault or PairingResult): advice only.
+    /// The car refused (cleartext fault or PairingResult): advice only. Also `wrongPairingCode`
+    /// when the car's SPAKE2+ confirmation did not match the code: the phone sent no proof.
     case refused(UInt16)
     /// The phone refused the car's PairingChallenge or result and pinned nothing.
     case refusedByPhone(PhoneError)

@@ -1,6 +1,6 @@
 // Owner enrollment on the car side: the pairing window, PairingHello -> PairingChallenge,
 // PairingProof -> `.enroll`, and the PairingResult once the agent has enrolled the key
-// (docs/protocol.md section 18.6).
+// (docs/protocol.md section 18.6). The car is the SPAKE2+ verifier: it keeps w0 and L only.
 
 extension CarProtocolEngine {
     /// Opens a pairing window (after a physical action: button, serial console) and returns
@@ -8,8 +8,14 @@ extension CarProtocolEngine {
     /// `Keychain.hasFreeSlot` first, or the enrollment will end with `keychainFull`.
     public mutating func openPairingWindow(now: ProtocolTime) throws(FaultCode) -> (code: PairingCode, actions: [CarAction]) {
         let code = try attempt(.internalError) { try PairingCode.generate(random) }
+        let windowID = try attempt(.internalError) { try random.randomBytes(PairingWire.windowIDLength) }
+        guard windowID.count == PairingWire.windowIDLength else { throw .internalError }
+        var scalars = try attempt(.internalError) { try PairingSPAKE.scalars(code: code) }
+        defer { ConstantTime.wipe(&scalars.w1) }
+        let l = try attempt(.internalError) { try SPAKE2Plus.registrationRecord(w1: scalars.w1) }
         var actions = closePairingWindow(now: now)
-        pairingWindow = PairingWindow(code: code, expiresAtMillis: now.monotonicMillis + configuration.pairing.windowMillis,
+        pairingWindow = PairingWindow(w0: scalars.w0, l: l, windowID: windowID,
+                                      expiresAtMillis: now.monotonicMillis + configuration.pairing.windowMillis,
                                       wrongCodesLeft: configuration.pairing.maxWrongCodes)
         actions.append(.audit(AuditRecord(.pairingWindowOpened, link: .car, keyID: nil, now: now)))
         return (code, actions)
@@ -49,34 +55,64 @@ extension CarProtocolEngine {
         return actions
     }
 
-    /// P1 window open, P2 link slot, P3 valid phone key, P4 key not revoked, then a signed
-    /// PairingChallenge.
+    /// P0 version: an old app's hello gets `pairingVersion` and changes nothing (no guess, no
+    /// rate-limit failure). P1 window open, P2 link slot, P3 valid phone key and shareP, P4 key
+    /// not revoked; then the window spends one guess and the car answers with its SPAKE2+ share
+    /// and confirmV, signed by its identity key.
     mutating func handlePairingHello(_ hello: PairingHelloMessage, raw: Bytes, link: LinkID, now: ProtocolTime) -> [CarAction] {
         let claimed = (try? P256PublicKey(sec1: hello.phonePublicKey)).map { KeyID(publicKey: $0) }
+        guard !hello.isLegacy else {
+            return rejectBeforeSession(.pairingVersion, link: link, keyID: claimed, now: now, countFailure: false)
+        }
+        if case .pairing? = links[link],
+           rateLimiter.recordFailure(admission.subject(of: link), now: now.monotonicMillis) {
+            // The attempt this hello replaces was never confirmed (a phone with a wrong code
+            // aborts on confirmV): it counts against the link like a wrong code (section 11).
+            return rejectBeforeSession(.rateLimited, link: link, keyID: claimed, now: now, countFailure: false)
+                + dropBeforeSession(link)
+        }
         do throws(FaultCode) {
-            guard isPairingWindowOpen(now: now) else { throw .pairingClosed }
+            guard var window = pairingWindow, window.isOpen(at: now.monotonicMillis) else { throw .pairingClosed }
             _ = try reserveSlot(for: link, keyID: nil, now: now)
             let phoneKey = try attempt(.malformedMessage) { try P256PublicKey(sec1: hello.phonePublicKey) }
             if let known = keys.lookup(KeyID(publicKey: phoneKey)), known.revoked { throw .revoked }
             let challenge = try attempt(.internalError) { try random.randomBytes(Wire.challengeLength) }
             guard challenge.count == Wire.challengeLength else { throw .internalError }
-            let body = PairingChallengeMessage.body(challenge: challenge, carIdentityPublicKey: identity.publicKey.sec1,
-                                                    vehicleID: configuration.vehicleID)
+            let y = try attempt(.internalError) { try SPAKE2Plus.randomScalar(random) }
+            let car = identity.publicKey.sec1
+            let ids = PairingSPAKE.identities(phone: phoneKey.sec1, car: car, vehicleID: configuration.vehicleID,
+                                              windowID: window.windowID)
+            let shareV = try attempt(.internalError) { try SPAKE2Plus.verifierShare(y: y, w0: window.w0) }
+            // A shareP off the curve, the identity, or one that cancels w0*M is malformed.
+            let schedule = try attempt(.malformedMessage) {
+                try SPAKE2Plus.verifierFinish(y: y, w0: window.w0, l: window.l, shareP: hello.shareP, shareV: shareV,
+                                              identities: ids)
+            }
+            let body = PairingChallengeMessage.body(challenge: challenge, windowID: window.windowID, carIdentityPublicKey: car,
+                                                    vehicleID: configuration.vehicleID, shareV: shareV,
+                                                    confirmV: schedule.confirmV)
             let input = PairingChallengeMessage.signatureInput(pairingHello: raw, body: body)
             let signature = try attempt(.internalError) { try identity.signature(for: input) }
+            // The guess is spent now, not at the proof: confirmV lets whoever chose shareP test
+            // exactly one code (the one its shareP was built with), offline, without answering.
+            window.wrongCodesLeft -= 1
+            pairingWindow = window
             spendOutstandingChallenge(on: link)
+            let message = body + signature.rawRepresentation
+            let run = PairingAttempt(windowID: window.windowID, challengeBytes: message,
+                                     expectedConfirmP: schedule.confirmP, kShared: schedule.kShared)
             links[link] = .pairing(PendingPairing(helloBytes: raw, phoneKey: phoneKey, challenge: challenge,
-                                                  issuedAtMillis: now.monotonicMillis))
-            return [.send(link, body + signature.rawRepresentation)]
+                                                  issuedAtMillis: now.monotonicMillis, attempt: run))
+            return [.send(link, message)]
         } catch {
             return rejectBeforeSession(error, link: link, keyID: claimed, now: now)
         }
     }
 
     /// Q1 a PairingChallenge outstanding on this link (consumed now, whatever follows),
-    /// Q2 answered within the challenge lifetime, Q3 window still open, Q4 possession
-    /// signature, Q5 code MAC (a wrong one costs the window one of its attempts). A proof
-    /// refused at Q2 or Q4 whose code MAC is right closes the window (the code is exposed).
+    /// Q2 answered within the challenge lifetime, Q3 the same window still open, Q4 possession
+    /// signature, Q5 confirmP (constant time). The guess was spent with the PairingChallenge;
+    /// a wrong confirmP when none is left closes the window.
     mutating func handlePairingProof(_ proof: PairingProofMessage, link: LinkID, now: ProtocolTime) -> [CarAction] {
         guard case .pairing(let pending)? = links[link] else {
             return rejectBeforeSession(.unexpectedMessage, link: link, keyID: pendingKeyID(link), now: now)
@@ -86,34 +122,28 @@ extension CarProtocolEngine {
         let keyID = KeyID(publicKey: pending.phoneKey)
         var extra: [CarAction] = []
         let phone = pending.phoneKey.sec1, car = identity.publicKey.sec1
-        // The code MAC travels in the clear with all its inputs, so a correct one gives the code
-        // to any listener (offline search over 10^6 codes). Whatever else is wrong with this
-        // proof, a correct code MAC closes the open window.
-        let exposesCode = pairingWindow.map { window in
-            window.isOpen(at: now.monotonicMillis) && ConstantTime.equals(
-                PairingProofs.phoneMAC(code: window.code, phone: phone, car: car, challenge: pending.challenge), proof.codeMAC)
-        } ?? false
         do throws(FaultCode) {
             guard now.monotonicMillis <= pending.issuedAtMillis + configuration.challengeLifetimeMillis else {
                 throw .challengeExpired
             }
-            guard var window = pairingWindow, window.isOpen(at: now.monotonicMillis) else { throw .pairingClosed }
-            let possession = PairingProofs.possessionInput(phone: phone, car: car, challenge: pending.challenge)
+            guard let window = pairingWindow, window.windowID == pending.attempt.windowID,
+                  window.acceptsProof(at: now.monotonicMillis) else { throw .pairingClosed }
+            let possession = PairingSPAKE.possessionInput(pairingHello: pending.helloBytes,
+                                                          pairingChallenge: pending.attempt.challengeBytes,
+                                                          confirmP: proof.confirmP)
             guard let signature = try? ECDSASignature(rawRepresentation: proof.signature),
                   pending.phoneKey.isValidSignature(signature, for: possession) else { throw .badSignature }
-            guard exposesCode else {
-                window.wrongCodesLeft -= 1
-                if window.wrongCodesLeft > 0 {
-                    pairingWindow = window
-                } else {
+            guard SPAKE2Plus.isValidConfirmation(proof.confirmP, expected: pending.attempt.expectedConfirmP) else {
+                if window.wrongCodesLeft <= 0 {
                     pairingWindow = nil
                     extra.append(.audit(AuditRecord(.pairingWindowClosed, link: link, keyID: keyID,
                                                     fault: .wrongPairingCode, now: now)))
                 }
                 throw .wrongPairingCode
             }
-            // Single use: the window closes now; only the car's MAC survives the code.
-            let carMAC = PairingProofs.carMAC(code: window.code, phone: phone, car: car, challenge: pending.challenge)
+            // Single use: the window closes now; only the MAC under K_shared survives it.
+            let carMAC = PairingSPAKE.resultMAC(kShared: pending.attempt.kShared, phone: phone, car: car,
+                                                challenge: pending.challenge)
             pairingWindow = nil
             let token = CommandToken(nextToken)
             nextToken += 1
@@ -124,10 +154,6 @@ extension CarProtocolEngine {
             return [.audit(AuditRecord(.pairingWindowClosed, link: link, keyID: keyID, now: now)),
                     .enroll(EnrollmentRequest(token: token, link: link, publicKey: pending.phoneKey))]
         } catch {
-            if exposesCode, pairingWindow != nil {
-                pairingWindow = nil
-                extra.append(.audit(AuditRecord(.pairingWindowClosed, link: link, keyID: keyID, fault: error, now: now)))
-            }
             return rejectBeforeSession(error, link: link, keyID: keyID, now: now) + extra
         }
     }
@@ -143,10 +169,21 @@ extension CarProtocolEngine {
                                                     carIdentity: identity.publicKey.sec1, phone: phone.sec1).encoded()
     }
 
-    /// Housekeeping for `tick`: audits a window that ran out.
+    /// Housekeeping for `tick`: audits a window that ran out, or that has no guess left and no
+    /// attempt still waiting for its proof (the phone of a wrong code sends none: it aborts on
+    /// the car's confirmV, RFC 9383 section 3.4).
     mutating func expirePairingWindow(now: ProtocolTime) -> [CarAction] {
-        guard let window = pairingWindow, !window.isOpen(at: now.monotonicMillis) else { return [] }
+        guard let window = pairingWindow else { return [] }
+        if !window.acceptsProof(at: now.monotonicMillis) {
+            pairingWindow = nil
+            return [.audit(AuditRecord(.pairingWindowClosed, link: .car, keyID: nil, fault: .pairingClosed, now: now))]
+        }
+        let waiting = links.values.contains { state in
+            if case .pairing(let pending) = state { return pending.attempt.windowID == window.windowID }
+            return false
+        }
+        guard window.wrongCodesLeft <= 0, !waiting else { return [] }
         pairingWindow = nil
-        return [.audit(AuditRecord(.pairingWindowClosed, link: .car, keyID: nil, fault: .pairingClosed, now: now))]
+        return [.audit(AuditRecord(.pairingWindowClosed, link: .car, keyID: nil, fault: .wrongPairingCode, now: now))]
     }
 }

@@ -233,7 +233,8 @@ public struct CarProtocolEngine: Sendable {
             return stop + [.audit(AuditRecord(.sessionClosed, link: link, keyID: session.keyID, now: now))]
         case .pairing(let pending)?:
             usedChallenges.insert(pending.challenge)
-            return []
+            // The last attempt of a window without guesses left ended unconfirmed: close it now.
+            return expirePairingWindow(now: now)
         case .enrolling?, nil:
             // An enrollment in progress still completes; only its PairingResult has nowhere to go.
             return []

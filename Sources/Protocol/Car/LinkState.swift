@@ -60,4 +60,6 @@ struct PendingPairing: Sendable {
     let phoneKey: P256PublicKey
     let challenge: Bytes
     let issuedAtMillis: UInt64
+    /// The SPAKE2+ run this challenge belongs to (CarEngine+Pairing.swift).
+    let attempt: PairingAttempt
 }

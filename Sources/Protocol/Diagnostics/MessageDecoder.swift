@@ -79,21 +79,25 @@ public enum MessageDecoder {
             return ["Fault (car -> phone, cleartext), \(length) bytes, version 1",
                     "  code:               \(m.code) \(name)"]
         case .pairingHello(let m):
-            return ["PairingHello (phone -> car), \(length) bytes, version 1",
+            return ["PairingHello (phone -> car), \(length) bytes, version \(m.version)",
                     "  phonePublicKey:     \(m.phonePublicKey.hexString)"]
+                + (m.isLegacy ? ["  (pre-SPAKE2+ pairing: the car answers pairingVersion)"] : ["  shareP:             \(m.shareP.hexString)"])
         case .pairingChallenge(let m):
-            return ["PairingChallenge (car -> phone), \(length) bytes, version 1",
+            return ["PairingChallenge (car -> phone), \(length) bytes, version 2",
                     "  challenge:          \(m.challenge.hexString)",
+                    "  windowID:           \(m.windowID.hexString)",
                     "  carIdentityPub:     \(m.carIdentityPublicKey.hexString)",
                     "  vehicleID:          \"\(m.vehicleID)\"",
+                    "  shareV:             \(m.shareV.hexString)",
+                    "  confirmV:           \(m.confirmV.hexString)",
                     "  carSignature (raw): \(m.signature.hexString)"]
         case .pairingProof(let m):
-            return ["PairingProof (phone -> car), \(length) bytes, version 1",
-                    "  codeMAC:            \(m.codeMAC.hexString)",
+            return ["PairingProof (phone -> car), \(length) bytes, version 2",
+                    "  confirmP:           \(m.confirmP.hexString)",
                     "  signature (raw):    \(m.signature.hexString)"]
         case .pairingResult(let m):
             let outcome = m.isSuccess ? "0 enrolled" : "\(m.result) \(m.fault?.name ?? "unknown fault code")"
-            return ["PairingResult (car -> phone), \(length) bytes, version 1",
+            return ["PairingResult (car -> phone), \(length) bytes, version 2",
                     "  result:             \(outcome)",
                     "  carMAC:             \(m.carMAC.hexString)"]
         case .advertisingKeyGrant(let m):

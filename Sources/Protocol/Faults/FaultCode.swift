@@ -40,6 +40,8 @@ public enum FaultCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
     case notInProximity = 32
     case rangingFailed = 33
     case rangingUnsupported = 34
+    /// A PairingHello of an older pairing version (the code MAC before SPAKE2+).
+    case pairingVersion = 35
 
     /// The stable name used in logs, audit records and the CLI (`carkey phone` prints it).
     public var name: String {
@@ -78,6 +80,7 @@ public enum FaultCode: UInt16, Sendable, CaseIterable, CustomStringConvertible {
         case .notInProximity: return "notInProximity"
         case .rangingFailed: return "rangingFailed"
         case .rangingUnsupported: return "rangingUnsupported"
+        case .pairingVersion: return "pairingVersion"
         }
     }
 

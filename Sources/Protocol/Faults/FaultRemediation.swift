@@ -72,6 +72,8 @@ extension FaultCode {
             return "No valid UWB range was measured (timeouts, invalid STS or bad frames). Keep the phone unobstructed near the car and retry."
         case .rangingUnsupported:
             return "The car cannot range with these parameters, or has no UWB module. Use the values in docs/protocol.md section 19 and a new session ID."
+        case .pairingVersion:
+            return "The car pairs with SPAKE2+ (pairing version 2) only; this app speaks an older pairing. Update the app and enter the code again."
         }
     }
 }

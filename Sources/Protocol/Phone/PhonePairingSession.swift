@@ -1,11 +1,12 @@
 // The phone side of owner enrollment (docs/protocol.md section 18.6) as a pure state machine:
-// PairingHello, then prove the code and the key, then check the car's own proof of the code
-// before pinning its identity key.
+// the SPAKE2+ prover. PairingHello carries shareP; the car's confirmV is checked before the
+// phone answers with confirmP and its possession signature; the PairingResult MAC (under
+// K_shared) is checked before the car's identity key is pinned. The random is injected.
 
 public struct PhonePairingSession: Sendable {
     enum State: Sendable {
         case idle
-        case helloSent(hello: Bytes)
+        case helloSent(hello: Bytes, x: Bytes, w0: Bytes, w1: Bytes, shareP: Bytes)
         case proofSent(carIdentity: P256PublicKey, vehicleID: VehicleID, expectedCarMAC: Bytes, challenge: Bytes)
         /// Enrolled; an AdvertisingKeyGrant may follow (section 18.12).
         case paired(carIdentity: P256PublicKey, challenge: Bytes)
@@ -23,7 +24,8 @@ public struct PhonePairingSession: Sendable {
         case send(Bytes)
         /// Enrolled as an owner of this car; the car proved it knows the code.
         case paired(Paired)
-        /// The car refused (unauthenticated, like any cleartext fault: advice only).
+        /// The car refused (unauthenticated, like any cleartext fault: advice only), or, with
+        /// `wrongPairingCode`, the car's confirmV did not match this code and nothing was sent.
         case refused(UInt16)
     }
 
@@ -31,22 +33,38 @@ public struct PhonePairingSession: Sendable {
     private let code: PairingCode
     /// When set, a PairingChallenge for another vehicle is refused.
     public let expectedVehicleID: VehicleID?
+    /// Draws the SPAKE2+ scalar x (40 bytes, reduced modulo n).
+    private let random: any RandomSource
     var state: State = .idle
+    /// The PairingHello `start` returned (the possession signature covers it).
+    public private(set) var sentHello: Bytes?
 
-    public init(longTermKey: any ProtocolSigner, code: PairingCode, expectedVehicleID: VehicleID? = nil) {
+    public init(longTermKey: any ProtocolSigner, code: PairingCode, expectedVehicleID: VehicleID? = nil,
+                random: any RandomSource = SystemRandom()) {
         self.longTermKey = longTermKey
         self.code = code
         self.expectedVehicleID = expectedVehicleID
+        self.random = random
     }
 
+    /// The PairingHello: the phone key and shareP = x*P + w0*M, w0 and w1 from the code.
     public mutating func start() throws(PhoneError) -> Bytes {
+        let x: Bytes, w0: Bytes, w1: Bytes, shareP: Bytes
+        do {
+            (w0, w1) = try PairingSPAKE.scalars(code: code)
+            x = try SPAKE2Plus.randomScalar(random)
+            shareP = try SPAKE2Plus.proverShare(x: x, w0: w0)
+        } catch {
+            throw .signingFailed
+        }
         let hello: Bytes
         do throws(MessageFormatError) {
-            hello = try PairingHelloMessage(phonePublicKey: longTermKey.publicKey.sec1).encoded()
+            hello = try PairingHelloMessage(phonePublicKey: longTermKey.publicKey.sec1, shareP: shareP).encoded()
         } catch {
             throw .malformed(error)
         }
-        state = .helloSent(hello: hello)
+        state = .helloSent(hello: hello, x: x, w0: w0, w1: w1, shareP: shareP)
+        sentHello = hello
         return hello
     }
 
@@ -54,8 +72,8 @@ public struct PhonePairingSession: Sendable {
         let message: Message
         do throws(MessageFormatError) { message = try Message.decode(bytes) } catch { throw .malformed(error) }
         switch (state, message) {
-        case (.helloSent(let hello), .pairingChallenge(let challenge)):
-            return try answer(challenge, hello: hello)
+        case (.helloSent(let hello, let x, let w0, let w1, let shareP), .pairingChallenge(let challenge)):
+            return try answer(challenge, raw: bytes, hello: hello, prover: (x, w0, w1, shareP))
         case (.helloSent, .fault(let fault)), (.proofSent, .fault(let fault)):
             state = .done
             return .refused(fault.code)
@@ -93,24 +111,37 @@ public struct PhonePairingSession: Sendable {
     }
 
     /// Checks that the challenge is signed by the identity key it carries over our own
-    /// PairingHello, then MACs with the code and signs for possession.
-    private mutating func answer(_ challenge: PairingChallengeMessage, hello: Bytes) throws(PhoneError) -> Event {
+    /// PairingHello, then finishes SPAKE2+ and checks confirmV (a car, or a man in the middle,
+    /// that does not know the code fails here and learns nothing from us); only then sends
+    /// confirmP and the possession signature over the whole exchange.
+    private mutating func answer(_ challenge: PairingChallengeMessage, raw: Bytes, hello: Bytes,
+                                 prover: (x: Bytes, w0: Bytes, w1: Bytes, shareP: Bytes)) throws(PhoneError) -> Event {
         if let expectedVehicleID, challenge.vehicleID != expectedVehicleID { throw .wrongVehicle(challenge.vehicleID.string) }
         guard let carIdentity = try? P256PublicKey(sec1: challenge.carIdentityPublicKey),
               let signature = try? ECDSASignature(rawRepresentation: challenge.signature),
               carIdentity.isValidSignature(signature, for: PairingChallengeMessage.signatureInput(pairingHello: hello, body: challenge.body))
         else { throw .carSignatureInvalid }
         let phone = longTermKey.publicKey.sec1, car = carIdentity.sec1
-        let mac = PairingProofs.phoneMAC(code: code, phone: phone, car: car, challenge: challenge.challenge)
-        let possession = PairingProofs.possessionInput(phone: phone, car: car, challenge: challenge.challenge)
+        let ids = PairingSPAKE.identities(phone: phone, car: car, vehicleID: challenge.vehicleID, windowID: challenge.windowID)
+        state = .done
+        guard let schedule = try? SPAKE2Plus.proverFinish(x: prover.x, w0: prover.w0, w1: prover.w1, shareP: prover.shareP,
+                                                          shareV: challenge.shareV, identities: ids) else {
+            throw .pairingNotConfirmed // shareV off the curve, the identity, or cancelling w0*N
+        }
+        // RFC 9383: the prover aborts on a wrong confirmV. Almost always a mistyped code, so
+        // it is reported like the car's wrongPairingCode; the car has already counted the guess.
+        guard SPAKE2Plus.isValidConfirmation(challenge.confirmV, expected: schedule.confirmV) else {
+            return .refused(FaultCode.wrongPairingCode.rawValue)
+        }
+        let possession = PairingSPAKE.possessionInput(pairingHello: hello, pairingChallenge: raw, confirmP: schedule.confirmP)
         guard let proofSignature = try? longTermKey.signature(for: possession) else { throw .signingFailed }
         let proof: PairingProofMessage
         do throws(MessageFormatError) {
-            proof = try PairingProofMessage(codeMAC: mac, signature: proofSignature.rawRepresentation)
+            proof = try PairingProofMessage(confirmP: schedule.confirmP, signature: proofSignature.rawRepresentation)
         } catch {
             throw .malformed(error)
         }
-        let expected = PairingProofs.carMAC(code: code, phone: phone, car: car, challenge: challenge.challenge)
+        let expected = PairingSPAKE.resultMAC(kShared: schedule.kShared, phone: phone, car: car, challenge: challenge.challenge)
         state = .proofSent(carIdentity: carIdentity, vehicleID: challenge.vehicleID, expectedCarMAC: expected,
                            challenge: challenge.challenge)
         return .send(proof.encoded())

@@ -7,7 +7,7 @@ public struct PairingCode: Sendable, Equatable, CustomStringConvertible {
     /// it are rejected, so every code is equally likely (no modulo bias).
     static let rejectionBound: UInt32 = 4_294_000_000
 
-    /// Six ASCII digits; also the HMAC key of the proofs.
+    /// Six ASCII digits; the SPAKE2+ password (PairingSPAKE.scalars).
     public let digits: Bytes
 
     public init(_ text: String) throws(MessageFormatError) {
@@ -49,35 +49,4 @@ public struct PairingCode: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "PairingCode(******)" }
 
     public static func == (lhs: PairingCode, rhs: PairingCode) -> Bool { ConstantTime.equals(lhs.digits, rhs.digits) }
-}
-
-/// The proofs of knowledge of the code (docs/protocol.md section 18.6).
-public enum PairingProofs {
-    public static let phoneLabel: Bytes = Array("OCK1-PAIR-PHONE".utf8)
-    public static let carLabel: Bytes = Array("OCK1-PAIR-CAR".utf8)
-    public static let possessionLabel: Bytes = Array("OCK1-PAIR-PROOF".utf8)
-
-    /// HMAC-SHA256(key = code digits, "OCK1-PAIR-PHONE" || phonePub || carPub || challenge).
-    public static func phoneMACInput(phone: Bytes, car: Bytes, challenge: Bytes) -> Bytes {
-        phoneLabel + phone + car + challenge
-    }
-
-    /// HMAC-SHA256(key = code digits, "OCK1-PAIR-CAR" || carPub || phonePub || challenge).
-    public static func carMACInput(phone: Bytes, car: Bytes, challenge: Bytes) -> Bytes {
-        carLabel + car + phone + challenge
-    }
-
-    /// What the phone's long-term key signs to prove possession:
-    /// "OCK1-PAIR-PROOF" || phonePub || carPub || challenge.
-    public static func possessionInput(phone: Bytes, car: Bytes, challenge: Bytes) -> Bytes {
-        possessionLabel + phone + car + challenge
-    }
-
-    public static func phoneMAC(code: PairingCode, phone: Bytes, car: Bytes, challenge: Bytes) -> Bytes {
-        HMACSHA256.authenticationCode(key: code.digits, message: phoneMACInput(phone: phone, car: car, challenge: challenge))
-    }
-
-    public static func carMAC(code: PairingCode, phone: Bytes, car: Bytes, challenge: Bytes) -> Bytes {
-        HMACSHA256.authenticationCode(key: code.digits, message: carMACInput(phone: phone, car: car, challenge: challenge))
-    }
 }

@@ -1,12 +1,11 @@
-// PairingResult, car to phone: the outcome and, only on success, the car's own proof that it
-// knows the code (so the phone knows it paired with the car that showed it).
+// PairingResult, car to phone: the outcome and, only on success, a MAC under the SPAKE2+
+// K_shared (so the phone knows the enrollment, not only the exchange, succeeded).
 //
 //   0      type 0x23
-//   1      version 0x01
+//   1      version 0x02
 //   2..3   result (UInt16 BE: 0 = enrolled, otherwise a fault code)
-//   4..35  carMAC (32): HMAC-SHA256(code, "OCK1-PAIR-CAR" || carPub || phonePub || challenge)
-//          when result = 0; 32 zero bytes otherwise (a MAC on failure would let whoever sent a
-//          wrong proof brute-force the code offline)
+//   4..35  carMAC (32): HMAC-SHA256(K_shared, "OCK1-PAIR-CAR" || carPub || phonePub || challenge)
+//          when result = 0; 32 zero bytes otherwise
 
 public struct PairingResultMessage: Equatable, Sendable {
     public static let length = 36
@@ -35,7 +34,7 @@ public struct PairingResultMessage: Equatable, Sendable {
     public var fault: FaultCode? { FaultCode(rawValue: result) }
 
     public func encoded() -> Bytes {
-        var out: Bytes = [MessageType.pairingResult.rawValue, Wire.version]
+        var out: Bytes = [MessageType.pairingResult.rawValue, PairingWire.version]
         out.appendBE(result)
         return out + carMAC
     }
@@ -43,7 +42,7 @@ public struct PairingResultMessage: Equatable, Sendable {
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> PairingResultMessage {
         var reader = try ByteReader(bytes)
         try reader.expectType(.pairingResult)
-        try reader.version()
+        _ = try reader.pairingVersion()
         let result = try reader.uint16BE("result")
         let mac = try reader.bytes(HMACSHA256.byteCount, "carMAC")
         try reader.expectEnd()
