@@ -99,7 +99,7 @@ final class BenchMQTTClient {
             connected = transport.service(timeoutMillis: 25).events.contains { if case .connected = $0 { return true } else { return false } }
         }
         guard connected else { throw BenchFailure(description: "bench client did not connect") }
-        for topic in subscriptions { try transport.subscribe(topic, qos: 1) }
+        for topic in subscriptions { try transport.subscribe(topic, qos: .atLeastOnce) }
         for _ in 0..<10 { _ = transport.service(timeoutMillis: 10) }
     }
 
@@ -108,7 +108,7 @@ final class BenchMQTTClient {
     /// Milliseconds from publish until `done` accepts a message (at most 10 s).
     func timed(publish topic: String, payload: String, relay: BenchMQTTClient? = nil, done: (String) throws -> Bool) throws -> Double {
         let start = Bench.now()
-        _ = try transport.publish(MQTTPublish(topic: topic, payload: Array(payload.utf8), qos: 1))
+        _ = try transport.publish(MQTTPublish(topic: topic, payload: Array(payload.utf8), qos: .atLeastOnce))
         while Bench.now() - start < 10_000_000_000 {
             if let relay { try relay.answerRequests() }
             for event in transport.service(timeoutMillis: relay == nil ? 5 : 1).events {
@@ -130,7 +130,7 @@ final class BenchMQTTClient {
     func answerRequests() throws {
         for event in transport.service(timeoutMillis: 0).events {
             if case .message(let message) = event, message.topic == "bench/request" {
-                _ = try transport.publish(MQTTPublish(topic: "bench/answer", payload: message.payload, qos: 2))
+                _ = try transport.publish(MQTTPublish(topic: "bench/answer", payload: message.payload, qos: .exactlyOnce))
             }
         }
     }

@@ -139,8 +139,8 @@ final class CloudTestSubscriber: @unchecked Sendable {
         for _ in 0..<100 where !connected {
             connected = transport.service(timeoutMillis: 50).events.contains { if case .connected = $0 { return true } else { return false } }
         }
-        guard connected else { throw MQTTError(code: -1, message: "subscriber did not connect") }
-        try transport.subscribe(filter, qos: 1)
+        guard connected else { throw MQTTError.notConnected(clientID: "test subscriber") }
+        try transport.subscribe(filter, qos: .atLeastOnce)
         pthread_create(&thread, nil, { raw in
             let subscriber = Unmanaged<CloudTestSubscriber>.fromOpaque(raw!).takeUnretainedValue()
             subscriber.loop()

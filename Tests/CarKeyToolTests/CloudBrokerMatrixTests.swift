@@ -149,7 +149,7 @@ final class CloudBrokerMatrixTests: XCTestCase {
     private func presence(_ broker: TestBroker, vehicle: String) throws {
         let status = "vehicles/\(vehicle)/status"
         let watcher = try backend(broker, "presence")
-        try watcher.subscribe(status, qos: 1)
+        try watcher.subscribe(status, qos: .atLeastOnce)
         let first = try startAgent(broker, vehicle: vehicle)
         XCTAssertTrue(watcher.wait(seconds: 10) { watcher.payloads(on: status).last == #"{"state":"online","birth":1}"# }, "\(watcher.payloads(on: status))")
         first.stop(signal: SIGKILL)
@@ -173,7 +173,7 @@ final class CloudBrokerMatrixTests: XCTestCase {
     private func outboxSurvivesKill9(_ broker: TestBroker, vehicle: String, rounds: Int = 3) throws {
         let topic = "vehicles/\(vehicle)/events"
         let subscriber = try backend(broker, "outbox")
-        try subscriber.subscribe(topic, qos: 1)
+        try subscriber.subscribe(topic, qos: .atLeastOnce)
         var written = Set<String>()
         var producer: EventProducer?
         for round in 0..<rounds {
@@ -207,7 +207,7 @@ final class CloudBrokerMatrixTests: XCTestCase {
         let agent = try startAgent(broker, vehicle: vehicle)
         // A command from the back end (QoS 2) is answered on the results topic at QoS 2.
         let sender = try backend(broker, "qos")
-        try sender.publish("vehicles/\(vehicle)/commands", #"{"id":"6f1c2d3e-4a5b-4c6d-8e7f-0011223344aa","type":"command","body":"00"}"#, qos: 2)
+        try sender.publish("vehicles/\(vehicle)/commands", #"{"id":"6f1c2d3e-4a5b-4c6d-8e7f-0011223344aa","type":"command","body":"00"}"#, qos: .exactlyOnce)
         let lines = { cli.stdout.split(separator: "\n").map(String.init) }
         let done = cli.wait(timeoutSeconds: 20) {
             lines().filter { $0.contains("|vehicles/\(vehicle)/events|") }.count >= written.count
@@ -236,13 +236,13 @@ final class CloudBrokerMatrixTests: XCTestCase {
     private func persistentSession(_ broker: TestBroker, vehicle: String) throws {
         let results = "vehicles/\(vehicle)/results"
         let watcher = try backend(broker, "session")
-        try watcher.subscribe(results, qos: 2)
+        try watcher.subscribe(results, qos: .exactlyOnce)
         let first = try startAgent(broker, vehicle: vehicle)
         XCTAssertTrue(first.stderr.contains("session new"), first.stderrTail)
         XCTAssertEqual(first.stop(signal: SIGTERM), 0)
         // Queued by the broker for the offline car's session.
         let request = "7f1c2d3e-4a5b-4c6d-8e7f-0011223344bb"
-        try watcher.publish("vehicles/\(vehicle)/commands", #"{"id":"\#(request)","type":"command","body":"00"}"#, qos: 1)
+        try watcher.publish("vehicles/\(vehicle)/commands", #"{"id":"\#(request)","type":"command","body":"00"}"#, qos: .atLeastOnce)
         _ = watcher.wait(seconds: 0.5) { false }
         let second = try startAgent(broker, vehicle: vehicle)
         XCTAssertTrue(second.stderr.contains("session resumed"), "\(broker.brokerName): \(second.stderrTail)")
@@ -321,7 +321,7 @@ final class CloudBrokerMatrixTests: XCTestCase {
         let vehicle = "MX-FAILOVER"
         let topic = "vehicles/\(vehicle)/events"
         let onB = try TestBrokerClient(options: cluster.backendOptions(clientID: "be-failover", sessionExpirySeconds: 0, node: 1))
-        try onB.subscribe(topic, qos: 1)
+        try onB.subscribe(topic, qos: .atLeastOnce)
         let arguments = try cluster.agentArguments(vehicleID: vehicle, nodes: [0, 1])
         var written = try seed(cluster, vehicle: vehicle, count: 20, extra: try cluster.agentArguments(vehicleID: vehicle, nodes: [0]))
         let agent = try launchAgent(cluster, vehicle: vehicle, extra: arguments)

@@ -359,7 +359,7 @@ private struct RemoteStatusSender {
                                                      issuedAt: UInt32(clamping: time(nil)), lifetimeSeconds: 60),
               let envelopeID = try? SystemRandom().randomBytes(16) else { return }
         let envelope = #"{"id":"\#(RemoteCommand.uuidString(envelopeID))","type":"command","body":"\#(command.encoded().hexString)"}"#
-        backend.publish(MQTTPublish(topic: CloudTopics(vehicleID: vehicle).remoteCommands, payload: Array(envelope.utf8), qos: 1))
+        backend.publish(MQTTPublish(topic: CloudTopics(vehicleID: vehicle).remoteCommands, payload: Array(envelope.utf8), qos: .atLeastOnce))
         sent.append((command.uuidString, now))
     }
 }

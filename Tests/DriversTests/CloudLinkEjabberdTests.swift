@@ -122,7 +122,7 @@ final class CloudLinkEjabberdTests: XCTestCase {
     func testLinkDeliversInOrderWithUserPropertiesAtQoS1And2() throws {
         let broker = try node()
         let subscriber = try TestBrokerClient(options: broker.backendOptions(clientID: "be-order-\(getpid())", sessionExpirySeconds: 0))
-        try subscriber.subscribe("vehicles/VIN-OK/#", qos: 2)
+        try subscriber.subscribe("vehicles/VIN-OK/#", qos: .exactlyOnce)
         let outbox = MemoryOutbox()
         for i in 1...30 { outbox.enqueue(topic: "vehicles/VIN-OK/events", payload: "{\"seq\":\(i)}", qos: i % 2 == 0 ? 2 : 1, sequence: Int64(i)) }
         let link = makeLink(try carTransport(broker, vehicle: "VIN-OK"), vehicle: "VIN-OK", outbox: outbox)
@@ -156,8 +156,8 @@ final class CloudLinkEjabberdTests: XCTestCase {
                                                                    sessionExpirySeconds: 0,
                                                                    tls: MQTTTLSFiles(caFile: broker.pki.caFile, certificateFile: client.certificate,
                                                                                      keyFile: client.key)))
-        try car.subscribe("vehicles/VIN-OTHER/commands", qos: 1)
-        try car.subscribe("vehicles/VIN-OK/commands", qos: 1)
+        try car.subscribe("vehicles/VIN-OTHER/commands", qos: .atLeastOnce)
+        try car.subscribe("vehicles/VIN-OK/commands", qos: .atLeastOnce)
         XCTAssertTrue(car.wait(seconds: 5) { car.subscriptionCodes.count == 2 })
         XCTAssertEqual(car.subscriptionCodes["vehicles/VIN-OTHER/commands"], 0x8F)
         XCTAssertEqual(car.subscriptionCodes["vehicles/VIN-OK/commands"], 1)
@@ -178,10 +178,10 @@ final class CloudLinkEjabberdTests: XCTestCase {
         print("ejabberd: RSS node A \(a.rssKB() ?? -1) KiB, node B \(b.rssKB() ?? -1) KiB")
 
         let onB = try TestBrokerClient(options: cluster.backendOptions(clientID: "be-on-b", sessionExpirySeconds: 0, node: 1))
-        try onB.subscribe("vehicles/+/events", qos: 2)
+        try onB.subscribe("vehicles/+/events", qos: .exactlyOnce)
         let onA = try TestBrokerClient(options: cluster.backendOptions(clientID: "be-on-a", sessionExpirySeconds: 0, node: 0))
-        try onA.publish("vehicles/V1/events", "q1", qos: 1, userProperties: [MQTTUserProperty("uuid", "u-1")])
-        try onA.publish("vehicles/V1/events", "q2", qos: 2, userProperties: [MQTTUserProperty("uuid", "u-2")])
+        try onA.publish("vehicles/V1/events", "q1", qos: .atLeastOnce, userProperties: [MQTTUserProperty("uuid", "u-1")])
+        try onA.publish("vehicles/V1/events", "q2", qos: .exactlyOnce, userProperties: [MQTTUserProperty("uuid", "u-2")])
         XCTAssertTrue(onB.wait(seconds: 10) { onB.received.count >= 2 }, "cross-node routing: \(onB.received)")
         XCTAssertEqual(onB.payloads(on: "vehicles/V1/events"), ["q1", "q2"])
         XCTAssertEqual(onB.received.map { $0.userProperties.first { $0.name == "uuid" }?.value }, ["u-1", "u-2"])
@@ -194,7 +194,7 @@ final class CloudLinkEjabberdTests: XCTestCase {
         try a.restart()
         print("ejabberd: node A back and rejoined in \(String(format: "%.1f", Monotonic.seconds() - restarting)) s")
         let again = try TestBrokerClient(options: cluster.backendOptions(clientID: "be-on-a2", sessionExpirySeconds: 0, node: 0))
-        try again.publish("vehicles/V1/events", "after-restart", qos: 1)
+        try again.publish("vehicles/V1/events", "after-restart", qos: .atLeastOnce)
         XCTAssertTrue(onB.wait(seconds: 10) { onB.payloads(on: "vehicles/V1/events").contains("after-restart") },
                       "routing works again after the node came back: \(onB.payloads(on: "vehicles/V1/events"))")
 

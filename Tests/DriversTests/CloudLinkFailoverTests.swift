@@ -46,9 +46,9 @@ final class CloudLinkFailoverTests: XCTestCase {
         // e1 is acknowledged (mid 2; the birth was mid 1), then node A dies with e2, e3 in flight.
         onA.queuedEvents = [.published(messageID: 2, reasonCode: 0)]
         _ = link.step(nowMillis: 20)
-        onA.serviceError = MQTTError(code: 7, message: "The connection was lost.")
+        onA.serviceError = MQTTError.library(operation: "", code: 7, message: "The connection was lost.")
         let lost = link.step(nowMillis: 30)
-        XCTAssertEqual(lost, [.connectionLost("MQTT error 7: The connection was lost.", retryInMillis: 0, at: nodeA)],
+        XCTAssertEqual(lost, [.connectionLost("MQTT error 7 (MOSQ_ERR_CONN_LOST): The connection was lost.", retryInMillis: 0, at: nodeA)],
                        "node B was never tried: due at once (switch jitter 0 here)")
         XCTAssertEqual(link.currentEndpoint, nodeB)
 
@@ -69,9 +69,9 @@ final class CloudLinkFailoverTests: XCTestCase {
     func testASwitchToANodeDueAtOnceWaitsASmallJitter() throws {
         let link = try makeLink(MemoryOutbox(), random: { 0.5 })
         connect(link, at: 0)
-        current.serviceError = MQTTError(code: 7, message: "lost")
+        current.serviceError = MQTTError.library(operation: "", code: 7, message: "lost")
         let reports = link.step(nowMillis: 1_000)
-        XCTAssertEqual(reports, [.connectionLost("MQTT error 7: lost", retryInMillis: 500, at: nodeA)])
+        XCTAssertEqual(reports, [.connectionLost("MQTT error 7 (MOSQ_ERR_CONN_LOST): lost", retryInMillis: 500, at: nodeA)])
         XCTAssertEqual(link.state, .waiting(untilMillis: 1_500))
     }
 
@@ -85,7 +85,7 @@ final class CloudLinkFailoverTests: XCTestCase {
         current.queuedEvents = (2...4).map { .published(messageID: Int32($0), reasonCode: 0) }
         _ = link.step(nowMillis: 20)
         XCTAssertEqual(outbox.messages, [])
-        current.serviceError = MQTTError(code: 7, message: "lost")
+        current.serviceError = MQTTError.library(operation: "", code: 7, message: "lost")
         _ = link.step(nowMillis: 30)
         connect(link, at: 30)
         let onB = current.published.map { "\($0.topic) \(text($0)) retain=\($0.retain)" }
@@ -97,7 +97,7 @@ final class CloudLinkFailoverTests: XCTestCase {
                        "the same UUID: the cloud sees a duplicate, not a new report")
 
         // A resumed session (node B kept it): nothing replayed.
-        current.serviceError = MQTTError(code: 7, message: "lost")
+        current.serviceError = MQTTError.library(operation: "", code: 7, message: "lost")
         _ = link.step(nowMillis: 100)
         let before = made.count
         _ = link.step(nowMillis: 200_000)
@@ -114,7 +114,7 @@ final class CloudLinkFailoverTests: XCTestCase {
         connect(link, at: 0)
         current.queuedEvents = [.published(messageID: 2, reasonCode: 0)]
         _ = link.step(nowMillis: 20)
-        current.serviceError = MQTTError(code: 7, message: "lost")
+        current.serviceError = MQTTError.library(operation: "", code: 7, message: "lost")
         _ = link.step(nowMillis: 30)
         outbox.enqueue(topic: "vehicles/V/state", payload: "state-2", retain: true)   // written while offline
         connect(link, at: 30)
@@ -128,12 +128,12 @@ final class CloudLinkFailoverTests: XCTestCase {
                                  .connected(birth: 1, sessionPresent: false, endpoint: nodeA)])
         XCTAssertEqual(link.sessionExpiryCapSeconds, 300)
         // The next connection's CONNACK says nothing: the broker granted what was asked.
-        current.serviceError = MQTTError(code: 7, message: "lost")
+        current.serviceError = MQTTError.library(operation: "", code: 7, message: "lost")
         _ = link.step(nowMillis: 100)
         XCTAssertEqual(connect(link, at: 10_000), [.connected(birth: 2, sessionPresent: false, endpoint: nodeB)])
         XCTAssertNil(link.sessionExpiryCapSeconds)
         // Granting at least what was asked is no cap.
-        current.serviceError = MQTTError(code: 7, message: "lost")
+        current.serviceError = MQTTError.library(operation: "", code: 7, message: "lost")
         _ = link.step(nowMillis: 10_100)
         let granted = connect(link, at: 100_000, before: [.sessionExpiry(seconds: MQTTConnectOptions.defaultSessionExpirySeconds)])
         XCTAssertEqual(granted.count, 1, "\(granted)")
@@ -158,9 +158,9 @@ final class CloudLinkFailoverTests: XCTestCase {
         _ = link.step(nowMillis: 120_010)
         let beats = current.published.filter { $0.topic == "vehicles/V/heartbeat" }
         XCTAssertEqual(beats.map(text), [#"{"birth":1,"seq":1}"#, #"{"birth":1,"seq":2}"#])
-        XCTAssertTrue(beats.allSatisfy { $0.qos == 0 && !$0.retain })
+        XCTAssertTrue(beats.allSatisfy { $0.qos == .atMostOnce && !$0.retain })
         XCTAssertEqual(link.nextDeadline(), 180_010)
-        current.serviceError = MQTTError(code: 7, message: "lost")
+        current.serviceError = MQTTError.library(operation: "", code: 7, message: "lost")
         _ = link.step(nowMillis: 130_000)
         guard case .waiting(let until) = link.state else { return XCTFail("\(link.state)") }
         XCTAssertEqual(link.nextDeadline(), until, "no heartbeat while disconnected")

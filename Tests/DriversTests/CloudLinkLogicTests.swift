@@ -13,8 +13,8 @@ final class ScriptedTransport: MQTTTransport {
     var disconnects = 0
     private var nextMessageID: Int32 = 1
 
-    func setWill(_ will: MQTTWill) throws { wills.append(will) }
-    func connect() throws {
+    func setWill(_ will: MQTTWill) throws(MQTTError) { wills.append(will) }
+    func connect() throws(MQTTError) {
         connects += 1
         if let connectError { throw connectError }
     }
@@ -22,13 +22,13 @@ final class ScriptedTransport: MQTTTransport {
         defer { queuedEvents.removeAll(); serviceError = nil }
         return (queuedEvents, serviceError)
     }
-    func publish(_ message: MQTTPublish) throws -> Int32 {
+    func publish(_ message: MQTTPublish) throws(MQTTError) -> Int32 {
         published.append(message)
         defer { nextMessageID += 1 }
         return nextMessageID
     }
     var subscriptions: [String] = []
-    func subscribe(_ topicFilter: String, qos: Int32) throws { subscriptions.append(topicFilter) }
+    func subscribe(_ topicFilter: String, qos: MQTTQoS) throws(MQTTError) { subscriptions.append(topicFilter) }
     func disconnect() { disconnects += 1 }
 }
 
@@ -42,7 +42,7 @@ final class CloudLinkLogicTests: XCTestCase {
 
     func testFailedConnectsFollowTheBackoffScheduleAndNeverStop() {
         let transport = ScriptedTransport()
-        transport.connectError = MQTTError(code: 14, message: "Lookup error")  // DNS failure
+        transport.connectError = MQTTError.library(operation: "", code: 14, message: "Lookup error")  // DNS failure
         let link = makeLink(transport, MemoryOutbox())
         var now: UInt64 = 0
         var attemptTimes: [UInt64] = []
@@ -60,19 +60,19 @@ final class CloudLinkLogicTests: XCTestCase {
 
     func testEachConnectCarriesANewBirthInTheWill() {
         let transport = ScriptedTransport()
-        transport.connectError = MQTTError(code: 7, message: "refused")
+        transport.connectError = MQTTError.library(operation: "", code: 7, message: "refused")
         let link = makeLink(transport, MemoryOutbox())
         _ = link.step(nowMillis: 0)
         _ = link.step(nowMillis: 10_000)
         XCTAssertEqual(transport.wills.map { String(decoding: $0.payload, as: UTF8.self) },
                        [#"{"state":"lost","birth":1}"#, #"{"state":"lost","birth":2}"#])
-        XCTAssertTrue(transport.wills.allSatisfy { $0.retain && $0.qos == 1 && $0.topic == "vehicles/V/status" && $0.delaySeconds == 10 })
+        XCTAssertTrue(transport.wills.allSatisfy { $0.retain && $0.qos == .atLeastOnce && $0.topic == "vehicles/V/status" && $0.delaySeconds == 10 })
     }
 
     func testConnackResetsBackoffAndPublishesRetainedBirth() {
         let transport = ScriptedTransport()
         let link = makeLink(transport, MemoryOutbox())
-        transport.connectError = MQTTError(code: 7, message: "refused")
+        transport.connectError = MQTTError.library(operation: "", code: 7, message: "refused")
         _ = link.step(nowMillis: 0)
         _ = link.step(nowMillis: 2_000)
         XCTAssertEqual(link.backoff.failures, 2)
@@ -127,9 +127,9 @@ final class CloudLinkLogicTests: XCTestCase {
         transport.queuedEvents = [.connected(sessionPresent: false)]
         _ = link.step(nowMillis: 10)
         XCTAssertEqual(link.inFlightCount, 1)
-        transport.serviceError = MQTTError(code: 7, message: "The connection was lost.")
+        transport.serviceError = MQTTError.library(operation: "", code: 7, message: "The connection was lost.")
         let reports = link.step(nowMillis: 20)
-        XCTAssertEqual(reports, [.connectionLost("MQTT error 7: The connection was lost.", retryInMillis: 2_000)])
+        XCTAssertEqual(reports, [.connectionLost("MQTT error 7 (MOSQ_ERR_CONN_LOST): The connection was lost.", retryInMillis: 2_000)])
         XCTAssertEqual(link.inFlightCount, 1, "libmosquitto resends it after reconnect; we keep the mapping")
         XCTAssertEqual(outbox.messages.count, 1)
     }
@@ -149,7 +149,7 @@ final class CloudLinkLogicTests: XCTestCase {
         _ = link.step(nowMillis: 30)
         XCTAssertEqual(transport.published.suffix(1).map { String(decoding: $0.payload, as: UTF8.self) }, ["c"])
         XCTAssertEqual(link.inFlightCount, 1, "c is in flight when the connection drops")
-        transport.serviceError = MQTTError(code: 7, message: "The connection was lost.")
+        transport.serviceError = MQTTError.library(operation: "", code: 7, message: "The connection was lost.")
         _ = link.step(nowMillis: 40)
         let before = transport.published.count
         _ = link.step(nowMillis: 5_000)

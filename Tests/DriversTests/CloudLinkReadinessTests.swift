@@ -82,7 +82,7 @@ final class CloudLinkReadinessTests: XCTestCase {
 
     func testDeadlinesFollowTheConnectionState() {
         let transport = ScriptedTransport()
-        transport.connectError = MQTTError(code: 14, message: "Lookup error")
+        transport.connectError = MQTTError.library(operation: "", code: 14, message: "Lookup error")
         let link = makeLink(transport, CountingOutbox())
         XCTAssertEqual(link.nextDeadline(), 0, "connect at once")
         _ = link.step(nowMillis: 100, readable: false, writable: false)
@@ -119,10 +119,10 @@ final class SocketTransport: MQTTTransport {
     let socket = try! EventCounter()
     var wantsWrite = false
     var socketDescriptor: FileDescriptor? { socket.descriptor }
-    func setWill(_ will: MQTTWill) throws {}
-    func connect() throws {}
+    func setWill(_ will: MQTTWill) throws(MQTTError) {}
+    func connect() throws(MQTTError) {}
     func service(timeoutMillis: Int32) -> (events: [MQTTEvent], error: MQTTError?) { ([], nil) }
-    func publish(_ message: MQTTPublish) throws -> Int32 { 1 }
-    func subscribe(_ topicFilter: String, qos: Int32) throws {}
+    func publish(_ message: MQTTPublish) throws(MQTTError) -> Int32 { 1 }
+    func subscribe(_ topicFilter: String, qos: MQTTQoS) throws(MQTTError) {}
     func disconnect() {}
 }

@@ -168,7 +168,7 @@ private enum TestSupportFolder {
     static func remove(_ path: String) {
         if let dir = opendir(path) {
             while let entry = readdir(dir) {
-                let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+                let name = DirectoryEntry.name(entry)
                 if name != "." && name != ".." { unlink(path + "/" + name) }
             }
             closedir(dir)

@@ -58,8 +58,8 @@ final class TestSubscriber {
         while !connected && monotonicMillis() < deadline {
             connected = transport.service(timeoutMillis: 50).events.contains(.connected(sessionPresent: false))
         }
-        guard connected else { throw MQTTError(code: -1, message: "subscriber did not connect") }
-        try transport.subscribe(filter, qos: 1)
+        guard connected else { throw MQTTError.notConnected(clientID: clientID) }
+        try transport.subscribe(filter, qos: .atLeastOnce)
         _ = transport.service(timeoutMillis: 100)
     }
 
@@ -68,7 +68,7 @@ final class TestSubscriber {
         let (events, error) = transport.service(timeoutMillis: millis)
         for event in events {
             if case .message(let message) = event { received.append(message) }
-            if case .connected = event { try? transport.subscribe(filter, qos: 1) }
+            if case .connected = event { try? transport.subscribe(filter, qos: .atLeastOnce) }
         }
         if error != nil, monotonicMillis() > lastAttempt + 200 {
             lastAttempt = monotonicMillis()

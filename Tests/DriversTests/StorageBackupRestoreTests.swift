@@ -65,10 +65,10 @@ final class StorageBackupRestoreTests: StorageTestCase {
     func testABackupIsNotWrittenIntoTheStateDirectory() throws {
         _ = try populatedStore()
         XCTAssertThrowsError(try StoreBackup.write(stateDirectory: stateDir, to: stateDir + "/carkey.db")) {
-            guard case StoreBackupError.outputInsideStateDirectory = $0 else { return XCTFail("\($0)") }
+            guard case StorageError.backup(.outputInsideStateDirectory) = $0 else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try StoreBackup.write(stateDirectory: root + "/nothing", to: backupPath)) {
-            XCTAssertEqual($0 as? StoreBackupError, .noStore(directory: root + "/nothing"))
+            XCTAssertEqual($0 as? StorageError, .backup(.noStore(directory: root + "/nothing")))
         }
     }
 
@@ -105,7 +105,7 @@ final class StorageBackupRestoreTests: StorageTestCase {
         try other.database.checkpointAndClose()
         let before = try Files.read(otherDir + "/carkey.db", limit: 1 << 24)
         XCTAssertThrowsError(try StoreRestore.restore(stateDirectory: otherDir, from: backupPath)) { error in
-            guard case StoreBackupError.identityDoesNotOpen(_, let keyPath) = error else { return XCTFail("\(error)") }
+            guard case StorageError.backup(.identityDoesNotOpen(_, let keyPath)) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(keyPath, otherDir + "/storage.key")
             XCTAssertTrue("\(error)".contains("storage key"), "\(error)")
         }
@@ -120,7 +120,7 @@ final class StorageBackupRestoreTests: StorageTestCase {
         let emptyDir = root + "/empty"
         XCTAssertEqual(mkdir(emptyDir, 0o700), 0)
         XCTAssertThrowsError(try StoreRestore.restore(stateDirectory: emptyDir, from: backupPath)) {
-            XCTAssertEqual($0 as? StoreBackupError, .storageKeyMissing(storageKeyPath: emptyDir + "/storage.key"))
+            XCTAssertEqual($0 as? StorageError, .backup(.storageKeyMissing(storageKeyPath: emptyDir + "/storage.key")))
             XCTAssertTrue("\($0)".contains("together"))
         }
         // With the key put back first, the same backup restores into the empty directory.
@@ -140,7 +140,7 @@ final class StorageBackupRestoreTests: StorageTestCase {
             try Files.writeAtomically(try Files.read(layout.databasePath + suffix, limit: 1 << 24), to: copyDir + "/carkey.db" + suffix)
         }
         XCTAssertThrowsError(try StoreRestore.restore(stateDirectory: stateDir, from: copyDir + "/carkey.db")) {
-            guard case StoreBackupError.walBesideBackup = $0 else { return XCTFail("\($0)") }
+            guard case StorageError.backup(.walBesideBackup) = $0 else { return XCTFail("\($0)") }
         }
     }
 

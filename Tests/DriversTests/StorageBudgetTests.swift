@@ -161,7 +161,7 @@ final class StorageBudgetTests: StorageTestCase {
                             _ = try transaction.enqueue(OutboxEntry(topic: "t", payload: Bytes(repeating: 7, count: size), qos: 1,
                                                                     priority: .commandResult, sequence: Int64(index)), budget: nil)
                         }
-                    } catch let error as SQLiteError where error.primaryCode == 13 { // SQLITE_FULL
+                    } catch StorageError.sqlite(let error) where error.primaryCode == 13 { // SQLITE_FULL
                         full = true
                     } catch {
                         XCTFail("\(error)")

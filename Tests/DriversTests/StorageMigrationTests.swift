@@ -58,8 +58,8 @@ final class StorageMigrationTests: StorageTestCase {
         let newer = Int64(StoreSchema.schema.latestVersion) + 1
         try rawSQL("PRAGMA user_version = \(newer)")
         XCTAssertThrowsError(try openStore()) { error in
-            XCTAssertEqual(error as? MigrationError,
-                           .databaseNewerThanCode(found: Int32(newer), supported: StoreSchema.schema.latestVersion))
+            XCTAssertEqual(error as? StorageError,
+                           .migration(.databaseNewerThanCode(found: Int32(newer), supported: StoreSchema.schema.latestVersion)))
         }
         XCTAssertEqual(try rawScalar("PRAGMA user_version"), .integer(newer), "never downgraded")
     }
@@ -74,14 +74,14 @@ final class StorageMigrationTests: StorageTestCase {
         // A versioned file with another application ID.
         _ = try openStore()
         try rawSQL("PRAGMA application_id = 7")
-        XCTAssertThrowsError(try openStore()) { XCTAssertEqual($0 as? MigrationError, .foreignDatabase(applicationID: 7)) }
+        XCTAssertThrowsError(try openStore()) { XCTAssertEqual($0 as? StorageError, .migration(.foreignDatabase(applicationID: 7))) }
     }
 
     func testGarbageInsteadOfADatabaseIsATypedError() throws {
         try Files.ensureDirectory(stateDir)
         try Files.writeAtomically(Array(repeating: 0x41, count: 4096), to: layout.databasePath)
         XCTAssertThrowsError(try openStore()) { error in
-            XCTAssertEqual((error as? SQLiteError)?.isCorrupt, true, "\(error)")
+            XCTAssertEqual((error as? StorageError)?.sqliteError?.isCorrupt, true, "\(error)")
         }
     }
 }

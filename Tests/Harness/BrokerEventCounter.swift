@@ -35,7 +35,7 @@ public final class BrokerEventCounter: @unchecked Sendable {
 
     private let transport: MosquittoTransport
     private let state = Mutex(State())
-    private var thread = pthread_t()
+    private var thread: SystemThread?
 
     /// Subscribes to `filter` (QoS 1) and starts counting; throws when it cannot connect.
     public init(url: String, filter: String) throws {
@@ -47,19 +47,18 @@ public final class BrokerEventCounter: @unchecked Sendable {
         for _ in 0..<100 where !connected {
             connected = transport.service(timeoutMillis: 50).events.contains { if case .connected = $0 { true } else { false } }
         }
-        guard connected else { throw MQTTError(code: -1, message: "counting subscriber did not connect") }
-        try transport.subscribe(filter, qos: 1)
+        guard connected else { throw MQTTError.notConnected(clientID: "counting subscriber") }
+        try transport.subscribe(filter, qos: .atLeastOnce)
         // Let the SUBACK arrive before the caller starts producing.
         _ = transport.service(timeoutMillis: 100)
-        pthread_create(&thread, nil, { raw in
-            Unmanaged<BrokerEventCounter>.fromOpaque(raw!).takeUnretainedValue().loop()
-            return nil
-        }, Unmanaged.passUnretained(self).toOpaque())
+        // Unretained, as deinit stops and joins the thread: a strong capture would keep the
+        // counter alive forever.
+        thread = try SystemThread.start(name: "broker-counter") { [unowned(unsafe) self] in self.loop() }
     }
 
     deinit {
         state.withLock { $0.running = false }
-        pthread_join(thread, nil)
+        thread?.join()
         transport.disconnect()
     }
 

@@ -12,6 +12,7 @@
 import Glibc
 #endif
 import Synchronization
+import Drivers
 
 public final class ByteCountingRelay: Sendable {
     public enum Direction: Sendable, Equatable {
@@ -75,7 +76,7 @@ public final class ByteCountingRelay: Sendable {
     private let wakeRead: Int32
     private let wakeWrite: Int32
     private let shared = Mutex(Shared())
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<SystemThread?>(nil)
 
     /// Listens on a free loopback port and relays each connection to `targetHost:targetPort`.
     public init(targetHost: String = "127.0.0.1", targetPort: Int32) throws(Failure) {
@@ -150,8 +151,8 @@ public final class ByteCountingRelay: Sendable {
     public func stop() {
         shared.withLock { $0.stopping = true }
         wake()
-        if let running = thread.withLock({ value -> pthread_t? in defer { value = nil }; return value }) {
-            pthread_join(running, nil)
+        if let running = thread.withLock({ value -> SystemThread? in defer { value = nil }; return value }) {
+            running.join()
             close(listener)
             close(wakeRead)
             close(wakeWrite)

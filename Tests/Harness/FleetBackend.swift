@@ -63,7 +63,7 @@ public final class FleetBackend: @unchecked Sendable {
     }
 
     private let state = Mutex(State())
-    private var threads: [pthread_t] = []
+    private var threads: [SystemThread] = []
     private let connections: [Connection]
 
     /// `nodes`: connect options per node to subscribe on.
@@ -80,7 +80,7 @@ public final class FleetBackend: @unchecked Sendable {
 
     public func stop() {
         state.withLock { $0.running = false }
-        for thread in threads { pthread_join(thread, nil) }
+        for thread in threads { thread.join() }
         threads = []
     }
 
@@ -201,7 +201,7 @@ public final class FleetBackend: @unchecked Sendable {
                         if everConnected { backend.reconnected(index, sessionPresent: sessionPresent) }
                         everConnected = true
                         // Again after every reconnect: a node that lost our session lost these too.
-                        for filter in FleetBackend.filters { try? transport.subscribe(filter, qos: 1) }
+                        for filter in FleetBackend.filters { try? transport.subscribe(filter, qos: .atLeastOnce) }
                         subscribedOnce.store(true, ordering: .releasing)
                     case .message(let message):
                         backend.received(message, at: Monotonic.seconds())

@@ -7,6 +7,7 @@
 import Glibc
 #endif
 import Synchronization
+import Drivers
 import Protocol
 
 public final class FleetPhones: Sendable {
@@ -33,7 +34,7 @@ public final class FleetPhones: Sendable {
     public let intervalSeconds: Double
     private let stopping = Atomic<Bool>(false)
     private let state = Mutex(Tally())
-    private let threads = Mutex<[pthread_t]>([])
+    private let threads = Mutex<[SystemThread]>([])
 
     public init(visitors: [Visitor], intervalSeconds: Double) {
         self.visitors = visitors
@@ -51,7 +52,7 @@ public final class FleetPhones: Sendable {
     @discardableResult
     public func stop() -> Tally {
         stopping.store(true, ordering: .relaxed)
-        for thread in threads.withLock({ value -> [pthread_t] in defer { value = [] }; return value }) { pthread_join(thread, nil) }
+        for thread in threads.withLock({ value -> [SystemThread] in defer { value = [] }; return value }) { thread.join() }
         return tally
     }
 

@@ -6,6 +6,7 @@
 import Glibc
 #endif
 import Synchronization
+import Drivers
 
 public final class FleetReconnectWatch {
     public let since: Double
@@ -59,7 +60,7 @@ public final class FleetRestart: @unchecked Sendable {
     private let brokers: FleetBrokerSet
     private let node: Int
     private let state = Mutex<(finished: Bool, error: String?)>((false, nil))
-    private var thread: pthread_t?
+    private var thread: SystemThread?
 
     public init(_ brokers: FleetBrokerSet, node: Int) {
         self.brokers = brokers
@@ -75,7 +76,7 @@ public final class FleetRestart: @unchecked Sendable {
 
     /// Waits for the restart to end; its error, if any.
     public func join() -> String? {
-        if let running = thread { pthread_join(running, nil) }
+        thread?.join()
         thread = nil
         return state.withLock { $0.error }
     }

@@ -98,7 +98,7 @@ public enum FleetResend {
                       let random = try? SystemRandom().randomBytes(16) else { continue }
                 let id = RemoteCommand.uuidString(random).lowercased()  // the car answers with the ID lower-cased
                 backend.publish(MQTTPublish(topic: CloudTopics(vehicleID: cars[index].vehicle).commands,
-                                            payload: envelope(id: id, range: cars[index].ranges[0]), qos: 1))
+                                            payload: envelope(id: id, range: cars[index].ranges[0]), qos: .atLeastOnce))
                 cars[index].inFlight = (id, now)
                 cars[index].nextSend = now + intervalSeconds
                 outcome.requests += 1

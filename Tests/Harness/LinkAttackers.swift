@@ -38,7 +38,7 @@ public final class LinkAttacker: Sendable {
     private let tries = Atomic<Int>(0)
     /// Connections the attacker opened (the car accepted or refused them).
     private let connections = Atomic<Int>(0)
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<SystemThread?>(nil)
 
     public init(_ attack: LinkAttack, socketPath: String) {
         self.attack = attack
@@ -54,8 +54,8 @@ public final class LinkAttacker: Sendable {
     @discardableResult
     public func stop() -> Int {
         stopping.store(true, ordering: .relaxed)
-        if let running = thread.withLock({ value -> pthread_t? in defer { value = nil }; return value }) {
-            pthread_join(running, nil)
+        if let running = thread.withLock({ value -> SystemThread? in defer { value = nil }; return value }) {
+            running.join()
         }
         return tries.load(ordering: .relaxed)
     }

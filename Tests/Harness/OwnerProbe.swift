@@ -6,6 +6,7 @@
 import Glibc
 #endif
 import Synchronization
+import Drivers
 import Protocol
 
 public struct OwnerProbeResult: Sendable {
@@ -52,7 +53,7 @@ public final class OwnerProbe: Sendable {
 
     private let stopping = Atomic<Bool>(false)
     private let state = Mutex<OwnerProbeResult>(OwnerProbeResult(attempts: 0, successes: 0, outcomes: [:], latenciesMillis: []))
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<SystemThread?>(nil)
 
     public init(phone: PhoneConfiguration, socketPath: String, intervalMillis: UInt64 = 1000,
                 deadlineMillis: UInt64 = 1000, command: CommandCode = .status, retryBusyAfterMillis: UInt64? = nil) {
@@ -73,8 +74,8 @@ public final class OwnerProbe: Sendable {
     @discardableResult
     public func stop() -> OwnerProbeResult {
         stopping.store(true, ordering: .relaxed)
-        if let running = thread.withLock({ value -> pthread_t? in defer { value = nil }; return value }) {
-            pthread_join(running, nil)
+        if let running = thread.withLock({ value -> SystemThread? in defer { value = nil }; return value }) {
+            running.join()
         }
         return result
     }

@@ -10,6 +10,7 @@
 import Glibc
 #endif
 import Synchronization
+import Drivers
 import Protocol
 
 public final class PhoneLoadGenerator: Sendable {
@@ -29,7 +30,7 @@ public final class PhoneLoadGenerator: Sendable {
     private let counts = Mutex<[LoadOutcome: Int]>([:])
     /// CPU the phone threads themselves spent (their thread clocks), in microseconds.
     private let cpuMicros = Atomic<Int>(0)
-    private let threads = Mutex<[pthread_t]>([])
+    private let threads = Mutex<[SystemThread]>([])
 
     /// `sessions`: total visits over all phones (nil: until `stop()`).
     public init(phones: [PhoneConfiguration], socketPath: String, commands: [CommandCode] = [.status],
@@ -46,13 +47,9 @@ public final class PhoneLoadGenerator: Sendable {
     public func start() {
         for index in phones.indices {
             active.add(1, ordering: .relaxed)
-            let context = Unmanaged.passRetained(PhoneThread(generator: self, index: index))
-            var thread = pthread_t()
-            let created = pthread_create(&thread, nil, { raw in
-                Unmanaged<PhoneThread>.fromOpaque(raw!).takeRetainedValue().run()
-                return nil
-            }, context.toOpaque())
-            precondition(created == 0, "pthread_create: \(created)")
+            let phone = PhoneThread(generator: self, index: index)
+            let thread: SystemThread
+            do { thread = try SystemThread.start(name: "phone-\(index)") { phone.run() } } catch { preconditionFailure("\(error)") }
             threads.withLock { $0.append(thread) }
         }
     }
@@ -74,7 +71,7 @@ public final class PhoneLoadGenerator: Sendable {
 
     /// Waits for every phone thread (after the budget is spent or `stop()`).
     public func join() {
-        for thread in threads.withLock({ $0 }) { pthread_join(thread, nil) }
+        for thread in threads.withLock({ $0 }) { thread.join() }
         threads.withLock { $0.removeAll() }
     }
 
@@ -95,7 +92,7 @@ public final class PhoneLoadGenerator: Sendable {
 }
 
 /// One phone's loop; owns nothing but its index and visit count.
-private final class PhoneThread {
+private final class PhoneThread: Sendable {
     let generator: PhoneLoadGenerator
     let index: Int
 

@@ -4,6 +4,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Drivers
 
 public struct ProcessSample: Sendable, Equatable {
     /// Resident set size in bytes (VmRSS).
@@ -72,9 +73,7 @@ public enum ProcessStats {
         defer { closedir(dir) }
         var names = [String]()
         while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = DirectoryEntry.name(entry)
             if name != "." && name != ".." { names.append(name) }
         }
         return names

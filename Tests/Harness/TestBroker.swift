@@ -76,21 +76,21 @@ public final class TestBrokerClient {
     public private(set) var subscriptionCodes: [String: Int32] = [:]
     /// The Session Expiry Interval the broker put in its last CONNACK (a cap), if any.
     public private(set) var grantedSessionExpiry: UInt32?
-    private var filters: [(String, Int32)] = []
+    private var filters: [(String, MQTTQoS)] = []
 
     /// Connects (waits for the CONNACK, at most 10 s).
     public init(options: MQTTConnectOptions) throws {
         transport = try MosquittoTransport(options: options)
         try transport.connect()
         guard wait(seconds: 10, until: { self.sessionPresent != nil || self.refusedConnect != nil }), refusedConnect == nil else {
-            throw MQTTError(code: refusedConnect ?? -1, message: "test client \(options.clientID) did not connect")
+            throw refusedConnect.map { MQTTError.connectionRefused(reasonCode: $0) } ?? .notConnected(clientID: options.clientID)
         }
     }
 
     deinit { transport.disconnect() }
 
     /// Subscribes and waits for the SUBACK (at most 10 s); its code lands in `subscriptionCodes`.
-    public func subscribe(_ filter: String, qos: Int32 = 2) throws {
+    public func subscribe(_ filter: String, qos: MQTTQoS = .exactlyOnce) throws(MQTTError) {
         filters.append((filter, qos))
         subscriptionCodes[filter] = nil
         try transport.subscribe(filter, qos: qos)
@@ -101,11 +101,11 @@ public final class TestBrokerClient {
     /// most 10 s): mosquitto hands a QoS 2 message on only at PUBREL, which we send from here.
     /// Returns the reason code (nil: QoS 0, or no acknowledgement in time).
     @discardableResult
-    public func publish(_ topic: String, _ payload: String, qos: Int32 = 1, retain: Bool = false,
+    public func publish(_ topic: String, _ payload: String, qos: MQTTQoS = .atLeastOnce, retain: Bool = false,
                         userProperties: [MQTTUserProperty] = []) throws -> Int32? {
         let id = try transport.publish(MQTTPublish(topic: topic, payload: Array(payload.utf8), qos: qos, retain: retain,
                                                    userProperties: userProperties))
-        guard qos > 0 else {
+        guard qos > .atMostOnce else {
             poll(millis: 20)
             return nil
         }

@@ -2,6 +2,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Drivers
 
 public enum TestFolders {
     /// A new private folder under /tmp, e.g. /tmp/opencarkey-test-Ab12Cd.
@@ -21,9 +22,7 @@ public enum TestFolders {
             if let dir = opendir(path) {
                 var names: [String] = []
                 while let entry = readdir(dir) {
-                    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                        String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
-                    }
+                    let name = DirectoryEntry.name(entry)
                     if name != "." && name != ".." { names.append(name) }
                 }
                 closedir(dir)

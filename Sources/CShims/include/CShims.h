@@ -54,3 +54,12 @@ static inline int ock_spi_write_then_read(int fd, const uint8_t *tx, uint32_t tx
     return rx_len == 0 ? ioctl(fd, SPI_IOC_MESSAGE(1), t) : ioctl(fd, SPI_IOC_MESSAGE(2), t);
 }
 #endif
+
+// Thread names (SystemThread): pthread_setname_np needs _GNU_SOURCE and prctl(2) is variadic;
+// PR_SET_NAME names the calling thread (at most 15 bytes, the kernel truncates).
+#ifndef OPENCARKEY_CSHIMS_THREAD_NAME_H
+#define OPENCARKEY_CSHIMS_THREAD_NAME_H
+#include <sys/prctl.h>
+static inline int ock_set_current_thread_name(const char *name) { return prctl(PR_SET_NAME, name, 0, 0, 0); }
+static inline int ock_get_current_thread_name(char buffer[16]) { return prctl(PR_GET_NAME, buffer, 0, 0, 0); }
+#endif

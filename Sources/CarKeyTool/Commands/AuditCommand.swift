@@ -106,8 +106,8 @@ enum AuditInput {
             for event in pass.events {
                 switch event {
                 case .connected:
-                    try transport.subscribe(topics.events, qos: 1)
-                    try transport.subscribe(topics.audit, qos: 1)
+                    try transport.subscribe(topics.events, qos: .atLeastOnce)
+                    try transport.subscribe(topics.audit, qos: .atLeastOnce)
                     subscribed = true
                 case .connectRefused(let code):
                     throw ToolFailure("the broker refused the connection (reason \(code))")

@@ -134,11 +134,11 @@ struct RemoteCommandSender {
         }
         guard connected else { throw ToolFailure("could not connect to the broker") }
         if let resultsTopic {
-            try transport.subscribe(resultsTopic, qos: 2)
+            try transport.subscribe(resultsTopic, qos: .exactlyOnce)
             // Let the SUBACK arrive before publishing, so a fast car's answer is not missed.
             for _ in 0..<5 { _ = transport.service(timeoutMillis: 20) }
         }
-        _ = try transport.publish(MQTTPublish(topic: topic, payload: Array(envelope.utf8), qos: 1))
+        _ = try transport.publish(MQTTPublish(topic: topic, payload: Array(envelope.utf8), qos: .atLeastOnce))
         var published = false
         while Self.nowMillis() < deadline {
             for event in transport.service(timeoutMillis: 20).events {

@@ -92,10 +92,13 @@ public final class LibgpiodBackend: GPIOBackend {
             state.lines[key] = line
             guard events else { return nil }
             // Non-blocking, so draining stops at EAGAIN instead of waiting for the next edge.
+            // libgpiod owns this descriptor (it reads and closes it); we only set its flag.
             let fd = ock_gpiod_event_fd(line)
-            let fileFlags = fd >= 0 ? fcntl(fd, F_GETFL) : -1
-            guard fileFlags >= 0, fcntl(fd, F_SETFL, fileFlags | O_NONBLOCK) == 0 else {
-                let failure = Errno.current("event descriptor")
+            let madeNonBlocking = Result { () throws(Errno) in
+                guard fd >= 0 else { throw Errno.current("event descriptor") }
+                try FileDescriptor(rawValue: fd).setNonBlocking(true)
+            }
+            if case .failure(let failure) = madeNonBlocking {
                 ock_gpiod_release(line)
                 state.lines[key] = nil
                 throw .ioFailed(reference, operation: "event descriptor", errno: failure)

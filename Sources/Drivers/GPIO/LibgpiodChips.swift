@@ -70,9 +70,7 @@ enum LibgpiodChips {
         defer { closedir(stream) }
         var found: [(number: Int, name: String)] = []
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = DirectoryEntry.name(entry)
             let digits = name.dropFirst(8)
             guard name.hasPrefix("gpiochip"), !digits.isEmpty, digits.count <= 9,
                   digits.allSatisfy({ $0.isASCII && $0.isNumber }), let number = Int(digits) else { continue }

@@ -71,7 +71,7 @@ public final class CloudLink {
     private var transport: MQTTTransport
     /// Empty with the single-transport init; else the endpoints and how to reach each.
     public let endpoints: [MQTTEndpoint]
-    private let makeTransport: ((MQTTEndpoint) throws -> MQTTTransport)?
+    private let makeTransport: ((MQTTEndpoint) throws(MQTTError) -> MQTTTransport)?
     /// The endpoint `transport` talks to.
     private var transportEndpoint = 0
     private let outbox: OutboxStore
@@ -118,9 +118,9 @@ public final class CloudLink {
 
     /// Several endpoints (1 to 8), tried in turn; `makeTransport` gives a fresh transport for
     /// one. The first is made here, so a bad option fails at start-up.
-    public init(settings: CloudLinkSettings, endpoints: [MQTTEndpoint], makeTransport: @escaping (MQTTEndpoint) throws -> MQTTTransport,
+    public init(settings: CloudLinkSettings, endpoints: [MQTTEndpoint], makeTransport: @escaping (MQTTEndpoint) throws(MQTTError) -> MQTTTransport,
                 outbox: OutboxStore, nextBirthSequence: @escaping () throws -> UInt64, unitRandom: @escaping () -> Double,
-                backoff: ReconnectBackoff = ReconnectBackoff()) throws {
+                backoff: ReconnectBackoff = ReconnectBackoff()) throws(MQTTError) {
         precondition(!endpoints.isEmpty, "at least one endpoint")
         self.settings = settings
         rotation = EndpointRotation(count: endpoints.count, backoff: backoff)
@@ -205,7 +205,7 @@ public final class CloudLink {
         guard let due = nextHeartbeatMillis, nowMillis >= due else { return }
         heartbeatSequence += 1
         let payload = Array("{\"birth\":\(birth),\"seq\":\(heartbeatSequence)}".utf8)
-        _ = try? transport.publish(MQTTPublish(topic: settings.heartbeatTopic, payload: payload, qos: 0))
+        _ = try? transport.publish(MQTTPublish(topic: settings.heartbeatTopic, payload: payload, qos: .atMostOnce))
         nextHeartbeatMillis = nowMillis + UInt64(settings.heartbeatSeconds) * 1000
     }
 
@@ -213,7 +213,7 @@ public final class CloudLink {
     public func stop(drainMillis: UInt64 = 2_000, clock: () -> UInt64) {
         if state == .connected {
             let payload = PresencePayload.encode(state: "offline", birth: birth)
-            if let mid = try? transport.publish(MQTTPublish(topic: settings.statusTopic, payload: payload, qos: 1, retain: true)) {
+            if let mid = try? transport.publish(MQTTPublish(topic: settings.statusTopic, payload: payload, qos: .atLeastOnce, retain: true)) {
                 let deadline = clock() + drainMillis
                 var acknowledged = false
                 while !acknowledged && clock() < deadline {
@@ -249,7 +249,7 @@ public final class CloudLink {
             // which session died.
             birth = try nextBirthSequence()
             try transport.setWill(MQTTWill(topic: settings.statusTopic, payload: PresencePayload.encode(state: "lost", birth: birth),
-                                           qos: 1, retain: true, delaySeconds: settings.willDelaySeconds))
+                                           qos: .atLeastOnce, retain: true, delaySeconds: settings.willDelaySeconds))
             try transport.connect()
             state = .connecting(sinceMillis: nowMillis)
         } catch {
@@ -289,13 +289,13 @@ public final class CloudLink {
             handedUpTo = 0
             outboxDirty = true
             try? outbox.releaseRefusals()
-            for filter in settings.subscriptions { try? transport.subscribe(filter, qos: 1) }
+            for filter in settings.subscriptions { try? transport.subscribe(filter, qos: .atLeastOnce) }
             _ = try? transport.publish(MQTTPublish(topic: settings.statusTopic, payload: PresencePayload.encode(state: "online", birth: birth),
-                                                   qos: 1, retain: true))
+                                                   qos: .atLeastOnce, retain: true))
             reports.append(.connected(birth: birth, sessionPresent: sessionPresent, endpoint: currentEndpoint))
         case .connectRefused(let code):
             transport.disconnect()
-            scheduleRetry(nowMillis: nowMillis, because: "broker refused the connection (reason \(MQTTReasonCode.describe(code)))",
+            scheduleRetry(nowMillis: nowMillis, because: MQTTError.connectionRefused(reasonCode: code).description,
                           lost: false, reports: &reports)
         case .disconnected(let code):
             if state == .connected || !isWaiting {
@@ -350,7 +350,7 @@ public final class CloudLink {
                 continue
             }
             guard published < room else { return }
-            let publish = MQTTPublish(topic: message.topic, payload: message.payload, qos: message.qos, retain: message.retain,
+            let publish = MQTTPublish(topic: message.topic, payload: message.payload, qos: MQTTQoS(outbox: message.qos), retain: message.retain,
                                       userProperties: [MQTTUserProperty("uuid", message.uuid), MQTTUserProperty("seq", String(message.sequence))])
             do {
                 let mid = try transport.publish(publish)

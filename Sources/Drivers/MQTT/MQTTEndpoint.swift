@@ -11,7 +11,8 @@ public struct MQTTEndpoint: Sendable, Equatable, CustomStringConvertible {
         self.usesTLS = usesTLS
     }
 
-    public enum ParseError: Error, Equatable, CustomStringConvertible {
+    /// Why a URL was refused; thrown as `MQTTError.badEndpoint`.
+    public enum ParseError: Equatable, Sendable, CustomStringConvertible {
         case unsupportedScheme(String)
         case missingHost
         case badPort(String)
@@ -30,7 +31,7 @@ public struct MQTTEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `mqtt://HOST[:PORT]` or `mqtts://HOST[:PORT]`; default ports 1883 and 8883.
     /// IPv6 literals go in brackets: mqtt://[::1]:1883.
-    public init(url: String) throws {
+    public init(url: String) throws(MQTTError) {
         let tls: Bool
         let rest: Substring
         if url.hasPrefix("mqtts://") {
@@ -41,25 +42,25 @@ public struct MQTTEndpoint: Sendable, Equatable, CustomStringConvertible {
             rest = url.dropFirst("mqtt://".count)
         } else {
             let scheme = url.split(separator: ":", maxSplits: 1).first.map(String.init) ?? url
-            throw ParseError.unsupportedScheme(scheme)
+            throw .badEndpoint(.unsupportedScheme(scheme))
         }
         let authority = rest.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        guard !authority.contains("@") else { throw ParseError.credentialsInURL }
+        guard !authority.contains("@") else { throw .badEndpoint(.credentialsInURL) }
         var host = Substring(authority)
         var portText: Substring? = nil
         if host.hasPrefix("[") {
-            guard let close = host.firstIndex(of: "]") else { throw ParseError.missingHost }
+            guard let close = host.firstIndex(of: "]") else { throw .badEndpoint(.missingHost) }
             let after = host[host.index(after: close)...]
             host = host[host.index(after: host.startIndex)..<close]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty { throw ParseError.badPort(String(after)) }
+            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty { throw .badEndpoint(.badPort(String(after))) }
         } else if let colon = host.lastIndex(of: ":") {
             portText = host[host.index(after: colon)...]
             host = host[..<colon]
         }
-        guard !host.isEmpty else { throw ParseError.missingHost }
+        guard !host.isEmpty else { throw .badEndpoint(.missingHost) }
         var port: Int32 = tls ? 8883 : 1883
         if let portText {
-            guard let value = Int32(portText), (1...65535).contains(value) else { throw ParseError.badPort(String(portText)) }
+            guard let value = Int32(portText), (1...65535).contains(value) else { throw .badEndpoint(.badPort(String(portText))) }
             port = value
         }
         self.init(host: String(host), port: port, usesTLS: tls)

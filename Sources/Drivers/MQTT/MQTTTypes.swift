@@ -4,13 +4,13 @@
 public struct MQTTPublish: Sendable, Equatable {
     public var topic: String
     public var payload: [UInt8]
-    public var qos: Int32
+    public var qos: MQTTQoS
     public var retain: Bool
     public var userProperties: [MQTTUserProperty]
     /// v5 message expiry interval in seconds; nil = never expires.
     public var messageExpirySeconds: UInt32?
 
-    public init(topic: String, payload: [UInt8], qos: Int32, retain: Bool = false,
+    public init(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool = false,
                 userProperties: [MQTTUserProperty] = [], messageExpirySeconds: UInt32? = nil) {
         self.topic = topic
         self.payload = payload
@@ -66,11 +66,11 @@ public enum MQTTEvent: Sendable, Equatable {
 public struct MQTTWill: Sendable, Equatable {
     public var topic: String
     public var payload: [UInt8]
-    public var qos: Int32
+    public var qos: MQTTQoS
     public var retain: Bool
     /// v5 will delay interval: short network blips within it do not publish the will.
     public var delaySeconds: UInt32
-    public init(topic: String, payload: [UInt8], qos: Int32 = 1, retain: Bool = true, delaySeconds: UInt32 = 10) {
+    public init(topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = true, delaySeconds: UInt32 = 10) {
         self.topic = topic
         self.payload = payload
         self.qos = qos
@@ -79,30 +79,19 @@ public struct MQTTWill: Sendable, Equatable {
     }
 }
 
-/// Errors from a transport call. Carry libmosquitto's code and text, never payloads.
-public struct MQTTError: Error, Equatable, Sendable, CustomStringConvertible {
-    public let code: Int32
-    public let message: String
-    public init(code: Int32, message: String) {
-        self.code = code
-        self.message = message
-    }
-    public var description: String { "MQTT error \(code): \(message)" }
-}
-
 /// A broker connection. Every call happens on the one thread that owns the transport, which
 /// is also where `service` delivers events: libmosquitto's own loop thread is never used.
 public protocol MQTTTransport: AnyObject {
     /// Sets the will for the next connect.
-    func setWill(_ will: MQTTWill) throws
+    func setWill(_ will: MQTTWill) throws(MQTTError)
     /// One connection attempt (DNS, TCP, TLS, CONNECT). The CONNACK arrives through `service`.
-    func connect() throws
+    func connect() throws(MQTTError)
     /// Moves bytes for up to `timeoutMillis` and returns what happened. A non-nil error means
     /// the connection is gone and the caller should back off and reconnect.
     func service(timeoutMillis: Int32) -> (events: [MQTTEvent], error: MQTTError?)
     /// Queues a publish and returns its message ID.
-    func publish(_ message: MQTTPublish) throws -> Int32
-    func subscribe(_ topicFilter: String, qos: Int32) throws
+    func publish(_ message: MQTTPublish) throws(MQTTError) -> Int32
+    func subscribe(_ topicFilter: String, qos: MQTTQoS) throws(MQTTError)
     /// A clean DISCONNECT (the broker discards the will).
     func disconnect()
 

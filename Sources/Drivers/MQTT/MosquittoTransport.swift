@@ -2,7 +2,7 @@
 //
 // Why not mosquitto_loop_start: in 2.0.11 its thread returns for good on DNS, TLS and
 // protocol errors, so a car would go silent until rebooted. Here the owner calls `service`
-// on its own thread and decides about reconnecting (see CloudConnection).
+// on its own thread and decides about reconnecting (see CloudLink).
 //
 // CloudService drives it by readiness: it polls `socketDescriptor` (writable only while
 // `wantsWrite`) and calls `service(readable:writable:nowMillis:)`, which runs
@@ -79,12 +79,12 @@ public final class MosquittoTransport: MQTTTransport {
     private var lastWriteMillis: UInt64 = 0
     private var lastHousekeepingMillis: UInt64 = 0
 
-    public init(options: MQTTConnectOptions) throws {
+    public init(options: MQTTConnectOptions) throws(MQTTError) {
         precondition(libraryReady)
         self.options = options
         // clean_session=false: with v5 this is Clean Start 0, so a reconnect resumes the session.
         guard let handle = mosquitto_new(options.clientID, false, nil) else {
-            throw MQTTError(code: MOSQ_ERR_NOMEM.rawValue, message: "mosquitto_new failed")
+            throw .library(operation: "mosquitto_new", code: MOSQ_ERR_NOMEM.rawValue, message: Self.describe(MOSQ_ERR_NOMEM.rawValue))
         }
         self.handle = handle
         mosquitto_user_data_set(handle, Unmanaged.passUnretained(self).toOpaque())
@@ -97,9 +97,9 @@ public final class MosquittoTransport: MQTTTransport {
             try check(mosquitto_username_pw_set(handle, username, options.password), "credentials")
         }
         if let tls = options.tls {
-            try check(mosquitto_tls_set(handle, tls.caFile, nil, tls.certificateFile, tls.keyFile, nil), "TLS files")
+            try checkTLS(mosquitto_tls_set(handle, tls.caFile, nil, tls.certificateFile, tls.keyFile, nil), "TLS files")
             // cert_reqs 1 = SSL_VERIFY_PEER; "tlsv1.2" disables TLS 1.0 and 1.1.
-            try check(mosquitto_tls_opts_set(handle, 1, "tlsv1.2", nil), "TLS options")
+            try checkTLS(mosquitto_tls_opts_set(handle, 1, "tlsv1.2", nil), "TLS options")
         }
         mosquitto_connect_v5_callback_set(handle, onConnect)
         mosquitto_disconnect_v5_callback_set(handle, onDisconnect)
@@ -110,18 +110,18 @@ public final class MosquittoTransport: MQTTTransport {
 
     deinit { mosquitto_destroy(handle) }
 
-    public func setWill(_ will: MQTTWill) throws {
+    public func setWill(_ will: MQTTWill) throws(MQTTError) {
         var properties: OpaquePointer? = nil
         try check(mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_WILL_DELAY_INTERVAL.rawValue), will.delaySeconds), "will delay")
         let rc = will.payload.withUnsafeBytes { payload in
-            mosquitto_will_set_v5(handle, will.topic, Int32(will.payload.count), payload.baseAddress, will.qos, will.retain, properties)
+            mosquitto_will_set_v5(handle, will.topic, Int32(will.payload.count), payload.baseAddress, will.qos.int32, will.retain, properties)
         }
         // On success libmosquitto owns the property list; on failure it is still ours.
         if rc != MOSQ_ERR_SUCCESS.rawValue { mosquitto_property_free_all(&properties) }
         try check(rc, "will")
     }
 
-    public func connect() throws {
+    public func connect() throws(MQTTError) {
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
         try check(mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), options.sessionExpirySeconds), "session expiry")
@@ -168,7 +168,7 @@ public final class MosquittoTransport: MQTTTransport {
         let events = pending
         pending.removeAll()
         if rc == MOSQ_ERR_SUCCESS.rawValue { return (events, nil) }
-        return (events, MQTTError(code: rc, message: Self.describe(rc)))
+        return (events, .library(operation: "", code: rc, message: Self.describe(rc)))
     }
 
     public func nextHousekeepingMillis() -> UInt64? {
@@ -184,10 +184,10 @@ public final class MosquittoTransport: MQTTTransport {
         let events = pending
         pending.removeAll()
         if rc == MOSQ_ERR_SUCCESS.rawValue { return (events, nil) }
-        return (events, MQTTError(code: rc, message: Self.describe(rc)))
+        return (events, .library(operation: "", code: rc, message: Self.describe(rc)))
     }
 
-    public func publish(_ message: MQTTPublish) throws -> Int32 {
+    public func publish(_ message: MQTTPublish) throws(MQTTError) -> Int32 {
         var properties: OpaquePointer? = nil
         defer { mosquitto_property_free_all(&properties) }
         for property in message.userProperties {
@@ -199,7 +199,7 @@ public final class MosquittoTransport: MQTTTransport {
         var messageID: Int32 = 0
         let rc = message.payload.withUnsafeBytes { payload in
             mosquitto_publish_v5(handle, &messageID, message.topic, Int32(message.payload.count), payload.baseAddress,
-                                 message.qos, message.retain, properties)
+                                 message.qos.int32, message.retain, properties)
         }
         // NO_CONN with QoS > 0 means "queued, will be sent on reconnect" in 2.0.11; we never
         // publish while disconnected, so treat every non-success as a refusal.
@@ -207,9 +207,9 @@ public final class MosquittoTransport: MQTTTransport {
         return messageID
     }
 
-    public func subscribe(_ topicFilter: String, qos: Int32) throws {
+    public func subscribe(_ topicFilter: String, qos: MQTTQoS) throws(MQTTError) {
         var messageID: Int32 = 0
-        try check(mosquitto_subscribe_v5(handle, &messageID, topicFilter, qos, 0, nil), "subscribe \(topicFilter)")
+        try check(mosquitto_subscribe_v5(handle, &messageID, topicFilter, qos.int32, 0, nil), "subscribe \(topicFilter)")
         // Bounded: a SUBACK that never comes (the connection dropped) leaves its entry behind.
         if subscriptions.count >= 64 { subscriptions.removeAll() }
         subscriptions[messageID] = topicFilter
@@ -221,8 +221,12 @@ public final class MosquittoTransport: MQTTTransport {
         _ = mosquitto_loop(handle, 100, 1)
     }
 
-    private func check(_ rc: Int32, _ what: String) throws {
-        guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError(code: rc, message: "\(what): \(Self.describe(rc))") }
+    private func check(_ rc: Int32, _ what: String) throws(MQTTError) {
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw .library(operation: what, code: rc, message: Self.describe(rc)) }
+    }
+
+    private func checkTLS(_ rc: Int32, _ what: String) throws(MQTTError) {
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw .tlsSetup(operation: what, code: rc, message: Self.describe(rc)) }
     }
 
     static func describe(_ rc: Int32) -> String {

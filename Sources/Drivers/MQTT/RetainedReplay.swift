@@ -14,7 +14,7 @@ public struct RetainedReplay: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public var topic: String
         public var payload: [UInt8]
-        public var qos: Int32
+        public var qos: MQTTQoS
         public var uuid: String
         public var sequence: Int64
     }
@@ -29,7 +29,7 @@ public struct RetainedReplay: Sendable, Equatable {
         guard message.retain, !message.payload.isEmpty else { return }
         entries.removeAll { $0.topic == message.topic }
         if entries.count >= Self.maxTopics { entries.removeFirst() }
-        entries.append(Entry(topic: message.topic, payload: message.payload, qos: message.qos, uuid: message.uuid,
+        entries.append(Entry(topic: message.topic, payload: message.payload, qos: MQTTQoS(outbox: message.qos), uuid: message.uuid,
                              sequence: message.sequence))
     }
 

@@ -61,8 +61,7 @@ public struct BoundedOutput: Sendable {
     @discardableResult
     public mutating func flush(to output: FileDescriptor) throws(SerialError) -> Int {
         guard !isEmpty else { return 0 }
-        let flags = fcntl(output.rawValue, F_GETFL)
-        guard flags >= 0, flags & O_NONBLOCK == 0 else { return try writeOnce(to: output, upTo: pendingCount) }
+        guard let flags = try? output.statusFlags(), flags & O_NONBLOCK == 0 else { return try writeOnce(to: output, upTo: pendingCount) }
         var total = 0
         while !isEmpty, try output.poll(events: Int16(POLLOUT), timeoutMillis: 0) & Int16(POLLOUT) != 0 {
             let written = try writeOnce(to: output, upTo: Self.blockingWriteLimit)

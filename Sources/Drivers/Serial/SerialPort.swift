@@ -28,10 +28,8 @@ public struct SerialPort: Sendable {
             // O_NOCTTY: the console must not become the agent's controlling terminal (a hangup
             // would then SIGHUP the agent). O_NONBLOCK: do not wait for modem carrier.
             descriptor = try FileDescriptor.open(path, O_RDWR | O_NOCTTY | O_NONBLOCK)
-        } catch let error as Errno {
-            throw .openFailed(path: path, errno: error)
         } catch {
-            throw .openFailed(path: path, errno: Errno(EIO, "open \(path)"))
+            throw .openFailed(path: path, errno: error)
         }
         do throws(SerialError) {
             try configure(descriptor, path: path, speed: speed)

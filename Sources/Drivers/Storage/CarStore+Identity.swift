@@ -11,22 +11,23 @@ extension CarStore {
     /// created in a fresh state directory (`isFreshStateDirectory`); a store that lost its
     /// identity while the storage key stayed (carkey.db truncated or replaced, its WAL lost,
     /// the row deleted) throws `StorageError.identityMissing`.
-    public func loadOrCreateIdentityKey() throws -> P256PrivateKey {
-        let key = try write { transaction -> P256PrivateKey in
-            if var der = try transaction.get(kind: .identity, id: Self.identityRecordID) {
+    public func loadOrCreateIdentityKey() throws(StorageError) -> P256PrivateKey { try StorageError.wrap {
+            let key = try write { transaction -> P256PrivateKey in
+                if var der = try transaction.get(kind: .identity, id: Self.identityRecordID) {
+                    defer { ConstantTime.wipe(&der) }
+                    return try P256PrivateKey(pkcs8DER: der)
+                }
+                guard isFreshStateDirectory else { throw StorageError.identityMissing(stateDirectory: stateDirectory.path) }
+                let key = try P256PrivateKey.generate()
+                var der = try key.pkcs8DER()
                 defer { ConstantTime.wipe(&der) }
-                return try P256PrivateKey(pkcs8DER: der)
+                try transaction.put(der, kind: .identity, id: Self.identityRecordID)
+                return key
             }
-            guard isFreshStateDirectory else { throw StorageError.identityMissing(stateDirectory: stateDirectory.path) }
-            let key = try P256PrivateKey.generate()
-            var der = try key.pkcs8DER()
-            defer { ConstantTime.wipe(&der) }
-            try transaction.put(der, kind: .identity, id: Self.identityRecordID)
+            // The identity is durable: from now on the key file says "this car exists".
+            try fileKey?.promote()
             return key
         }
-        // The identity is durable: from now on the key file says "this car exists".
-        try fileKey?.promote()
-        return key
     }
 }
 
@@ -39,17 +40,18 @@ extension CarStore {
     /// created and stored on first start, the same key afterwards. A tampered row throws
     /// `StorageError.tampered` and is not replaced: a new key would hide the car from every
     /// enrolled phone until it enrolls again, which takes an operator's decision.
-    public func loadOrCreateAdvertisingKey() throws -> AdvertisingKey {
-        try write { transaction in
-            if let stored = try transaction.get(kind: .identity, id: Self.advertisingKeyRecordID) {
-                guard stored.count == AdvertisingKey.length else {
-                    throw StorageError.invalidArgument("stored advertising key has \(stored.count) bytes, not \(AdvertisingKey.length)")
+    public func loadOrCreateAdvertisingKey() throws(StorageError) -> AdvertisingKey { try StorageError.wrap {
+            try write { transaction in
+                if let stored = try transaction.get(kind: .identity, id: Self.advertisingKeyRecordID) {
+                    guard stored.count == AdvertisingKey.length else {
+                        throw StorageError.invalidArgument("stored advertising key has \(stored.count) bytes, not \(AdvertisingKey.length)")
+                    }
+                    return try AdvertisingKey(bytes: stored)
                 }
-                return try AdvertisingKey(bytes: stored)
+                let key = try AdvertisingKey.generate(transaction.randomSource)
+                try transaction.put(key.bytes, kind: .identity, id: Self.advertisingKeyRecordID)
+                return key
             }
-            let key = try AdvertisingKey.generate(transaction.randomSource)
-            try transaction.put(key.bytes, kind: .identity, id: Self.advertisingKeyRecordID)
-            return key
         }
     }
 }

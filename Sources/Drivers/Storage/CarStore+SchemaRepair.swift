@@ -6,13 +6,14 @@ extension CarStore {
     /// Recreates missing tables, indexes and triggers (see StoreSchemaRepair); when it did, a
     /// `storage` event with result `storeRepaired` names them. Returns "type name" of each.
     @discardableResult
-    public func repairMissingSchema() throws -> [String] {
-        let recreated = try StoreSchemaRepair.repair(database, schema: StoreSchema.schema)
-        guard !recreated.isEmpty else { return [] }
-        try write { transaction in
-            _ = try transaction.appendEvent(schemaRepairEvent(recreated))
+    public func repairMissingSchema() throws(StorageError) -> [String] { try StorageError.wrap {
+            let recreated = try StoreSchemaRepair.repair(database, schema: StoreSchema.schema)
+            guard !recreated.isEmpty else { return [] }
+            try write { transaction in
+                _ = try transaction.appendEvent(schemaRepairEvent(recreated))
+            }
+            return recreated
         }
-        return recreated
     }
 
     func schemaRepairEvent(_ recreated: [String]) -> NewEvent {

@@ -44,57 +44,58 @@ public final class CarStore: Sendable {
     /// - clock: stamps the store's own events; the default is the system wall clock marked
     ///   untrusted (the agent passes its trusted-time source).
     /// - budget: bounds the file and keeps the reserve (the agent); nil leaves both alone.
-    /// Throws `StorageError` (layout, permissions, key), `MigrationError` (schema newer than this
-    /// code, not our file) or `SQLiteError`.
+    /// Throws `StorageError`: layout, permissions and key problems directly, a schema newer
+    /// than this code or a foreign file as `.migration`, SQLite's refusals as `.sqlite`.
     public static func open(stateDirectory path: String, keyProvider: KeyProvider? = nil,
                             clock: EventClock? = nil, random: RandomSource = SystemRandom(),
-                            budget: StoreBudget? = nil) throws -> CarStore {
-        let directory = StateDirectory(path: path)
-        var repairs = try directory.prepare()
-        // On a full disk the reserve is released before SQLite needs room for its WAL.
-        let space = budget.map { StoreSpace(budget: $0, directory: directory) }
-        let startNotices = space?.prepareForStart() ?? []
-        // Decided before anything below can create the key: a key file that was already there
-        // means this car has an identity somewhere, even if the database lost it.
-        let keyFileExisted = keyProvider == nil && access(directory.storageKeyPath, F_OK) == 0
-        try directory.setUpNewDatabaseFile()
-        let database = try Database(path: directory.databasePath, create: false)
-        // Every process, tools too: the last one to close must not delete the WAL and its index,
-        // whose room a later start on a full disk needs (StoreSpace).
-        database.keepWALBetweenRuns()
-        try space?.configure(database)
-        let versionFound = try database.migrate(to: StoreSchema.schema)
-        // A table or trigger dropped behind our back (an events table gone leaves access
-        // decisions unrecorded): recreated from the schema, and recorded below.
-        let schemaRepairs = versionFound == 0 ? [] : try StoreSchemaRepair.repair(database, schema: StoreSchema.schema)
-        // SQLite has now created the WAL and SHM files: check them too.
-        repairs += try directory.checkDatabaseFiles()
-        let fileKey = keyProvider == nil
-            ? FileKeyProvider(path: directory.storageKeyPath, mayCreate: try !Self.holdsSealedRecords(database), random: random)
-            : nil
-        guard let provider: KeyProvider = keyProvider ?? fileKey else { throw StorageError.storageKeyMissing(path: directory.storageKeyPath) }
-        // The sealer keeps the key for the store's lifetime (it is needed for every read).
-        let key = try provider.storageKey()
-        let store = try CarStore(directory: directory, database: database, repairs: repairs,
-                                 sealer: RecordSealer(key: key), random: random, clock: clock ?? Self.untrustedWallClock,
-                                 space: space, startNotices: startNotices,
-                                 isFreshStateDirectory: keyProvider == nil ? !keyFileExisted : versionFound == 0,
-                                 schemaRepairs: schemaRepairs, fileKey: fileKey)
-        if !schemaRepairs.isEmpty {
-            try store.write { transaction in
-                _ = try transaction.appendEvent(store.schemaRepairEvent(schemaRepairs))
-            }
-        }
-        if !repairs.isEmpty {
-            try store.write { transaction in
-                for repair in repairs {
-                    try transaction.appendEvent(store.storageEvent(action: "repair permissions", detail: [
-                        ("path", repair.path), ("from", String(repair.oldMode, radix: 8)), ("to", String(repair.newMode, radix: 8)),
-                    ]))
+                            budget: StoreBudget? = nil) throws(StorageError) -> CarStore { try StorageError.wrap {
+            let directory = StateDirectory(path: path)
+            var repairs = try directory.prepare()
+            // On a full disk the reserve is released before SQLite needs room for its WAL.
+            let space = budget.map { StoreSpace(budget: $0, directory: directory) }
+            let startNotices = space?.prepareForStart() ?? []
+            // Decided before anything below can create the key: a key file that was already there
+            // means this car has an identity somewhere, even if the database lost it.
+            let keyFileExisted = keyProvider == nil && access(directory.storageKeyPath, F_OK) == 0
+            try directory.setUpNewDatabaseFile()
+            let database = try Database(path: directory.databasePath, create: false)
+            // Every process, tools too: the last one to close must not delete the WAL and its index,
+            // whose room a later start on a full disk needs (StoreSpace).
+            database.keepWALBetweenRuns()
+            try space?.configure(database)
+            let versionFound = try database.migrate(to: StoreSchema.schema)
+            // A table or trigger dropped behind our back (an events table gone leaves access
+            // decisions unrecorded): recreated from the schema, and recorded below.
+            let schemaRepairs = versionFound == 0 ? [] : try StoreSchemaRepair.repair(database, schema: StoreSchema.schema)
+            // SQLite has now created the WAL and SHM files: check them too.
+            repairs += try directory.checkDatabaseFiles()
+            let fileKey = keyProvider == nil
+                ? FileKeyProvider(path: directory.storageKeyPath, mayCreate: try !Self.holdsSealedRecords(database), random: random)
+                : nil
+            guard let provider: KeyProvider = keyProvider ?? fileKey else { throw StorageError.storageKeyMissing(path: directory.storageKeyPath) }
+            // The sealer keeps the key for the store's lifetime (it is needed for every read).
+            let key = try provider.storageKey()
+            let store = try CarStore(directory: directory, database: database, repairs: repairs,
+                                     sealer: RecordSealer(key: key), random: random, clock: clock ?? Self.untrustedWallClock,
+                                     space: space, startNotices: startNotices,
+                                     isFreshStateDirectory: keyProvider == nil ? !keyFileExisted : versionFound == 0,
+                                     schemaRepairs: schemaRepairs, fileKey: fileKey)
+            if !schemaRepairs.isEmpty {
+                try store.write { transaction in
+                    _ = try transaction.appendEvent(store.schemaRepairEvent(schemaRepairs))
                 }
             }
+            if !repairs.isEmpty {
+                try store.write { transaction in
+                    for repair in repairs {
+                        try transaction.appendEvent(store.storageEvent(action: "repair permissions", detail: [
+                            ("path", repair.path), ("from", String(repair.oldMode, radix: 8)), ("to", String(repair.newMode, radix: 8)),
+                        ]))
+                    }
+                }
+            }
+            return store
         }
-        return store
     }
 
     private init(directory: StateDirectory, database: Database, repairs: [PermissionRepair],
@@ -131,6 +132,12 @@ public final class CarStore: Sendable {
 
     /// A write that fails with SQLITE_FULL (disk or page cap) is retried after the budget made
     /// room: pruning for any write, the reserve as well for a security-critical one.
+    /// SQLITE_FULL, raw from the SQLite layer or wrapped by a transaction's typed API.
+    private static func isDiskFull(_ error: any Error) -> Bool {
+        let sqlite = error as? SQLiteError ?? (error as? StorageError)?.sqliteError
+        return sqlite?.primaryCode == SQLITE_FULL
+    }
+
     private func run<T>(writing: Bool, _ body: (StoreTransaction) throws -> T) throws -> T {
         var step = 0
         while true {
@@ -140,7 +147,7 @@ public final class CarStore: Sendable {
                 // The cap lifted for this write goes back at once: nothing else may use it.
                 if step > 1 { space?.restoreCap(database) }
                 return result
-            } catch let error as SQLiteError where writing && error.primaryCode == SQLITE_FULL {
+            } catch where writing && Self.isDiskFull(error) {
                 guard let space, space.makeRoom(self, step: step, critical: critical) else { throw error }
                 step += 1
             }
@@ -202,16 +209,17 @@ public final class CarStore: Sendable {
     /// (nil: not published), in the same transaction. Pass nil to stop routing.
     /// Events appended while nothing routed them (start-up repairs and tamper findings, a run
     /// without the cloud) are queued first, in sequence order, so none is left without its row.
-    public func routeEvents(_ route: (any EventRouter)?) throws {
-        guard let route else {
-            router.withLock { $0 = nil }
-            return
-        }
-        try database.transaction { connection in
-            let transaction = StoreTransaction(connection: connection, sealer: sealer, random: random, router: route)
-            try transaction.routeUnroutedEvents()
-            // Installed under the write lock: no event of this process falls between the two.
-            router.withLock { $0 = route }
+    public func routeEvents(_ route: (any EventRouter)?) throws(StorageError) { try StorageError.wrap {
+            guard let route else {
+                router.withLock { $0 = nil }
+                return
+            }
+            try database.transaction { connection in
+                let transaction = StoreTransaction(connection: connection, sealer: sealer, random: random, router: route)
+                try transaction.routeUnroutedEvents()
+                // Installed under the write lock: no event of this process falls between the two.
+                router.withLock { $0 = route }
+            }
         }
     }
 

@@ -31,36 +31,38 @@ public struct FileKeyProvider: KeyProvider {
     /// wrong size, not a regular file, not ours, or readable/writable by group or others is
     /// refused, never repaired: a key that may have been exposed or replaced must not be used
     /// silently.
-    public func storageKey() throws -> Bytes {
-        if let key = try readKey(at: path) { return key }
-        // A first start that stopped before its identity was stored: the key that sealed
-        // whatever it wrote.
-        if let key = try readKey(at: provisionalPath) { return key }
-        guard mayCreate else { throw StorageError.storageKeyMissing(path: path) }
-        var fresh = try random.randomBytes(Self.keyLength)
-        defer { ConstantTime.wipe(&fresh) }
-        do {
-            // Exclusive: two processes starting at once must not each mint a different key.
-            try Files.writeAtomically(fresh, to: provisionalPath, mode: 0o600, exclusive: true)
-        } catch let error as Errno where error.rawValue == EEXIST {
-            // Lost the race: the winner's key is the key.
-        } catch let error as Errno {
-            throw StorageError.system(error)
+    public func storageKey() throws(StorageError) -> Bytes { try StorageError.wrap {
+            if let key = try readKey(at: path) { return key }
+            // A first start that stopped before its identity was stored: the key that sealed
+            // whatever it wrote.
+            if let key = try readKey(at: provisionalPath) { return key }
+            guard mayCreate else { throw StorageError.storageKeyMissing(path: path) }
+            var fresh = try random.randomBytes(Self.keyLength)
+            defer { ConstantTime.wipe(&fresh) }
+            do {
+                // Exclusive: two processes starting at once must not each mint a different key.
+                try Files.writeAtomically(fresh, to: provisionalPath, mode: 0o600, exclusive: true)
+            } catch let error as Errno where error.rawValue == EEXIST {
+                // Lost the race: the winner's key is the key.
+            } catch let error as Errno {
+                throw StorageError.system(error)
+            }
+            guard let key = try readKey(at: provisionalPath) else { throw StorageError.storageKeyMissing(path: path) }
+            return key
         }
-        guard let key = try readKey(at: provisionalPath) else { throw StorageError.storageKeyMissing(path: path) }
-        return key
     }
 
     /// Makes a provisional key the car's key (after the identity it seals is durable). Does
     /// nothing when the key is already final. The directory is synced so the rename survives
     /// a power cut.
-    public func promote() throws {
-        guard access(path, F_OK) != 0, access(provisionalPath, F_OK) == 0 else { return }
-        guard rename(provisionalPath, path) == 0 else { throw StorageError.system(.current("rename \(provisionalPath)")) }
-        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if let fd = try? FileDescriptor.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY) {
-            try? fd.sync()
-            fd.close()
+    public func promote() throws(StorageError) { try StorageError.wrap {
+            guard access(path, F_OK) != 0, access(provisionalPath, F_OK) == 0 else { return }
+            guard rename(provisionalPath, path) == 0 else { throw StorageError.system(.current("rename \(provisionalPath)")) }
+            let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+            if let fd = try? FileDescriptor.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY) {
+                try? fd.sync()
+                fd.close()
+            }
         }
     }
 

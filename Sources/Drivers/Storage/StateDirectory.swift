@@ -47,34 +47,36 @@ public struct StateDirectory: Sendable {
 
     /// Creates the directory if missing, checks ownership and modes of everything in it, and
     /// pre-creates an empty carkey.db with mode 0600 (see the layout above). Returns repairs.
-    public func prepare() throws -> [PermissionRepair] {
-        try Self.refuseSymlinks(in: path)
-        var repairs = [PermissionRepair]()
-        if let info = try Self.status(path, followLinks: true) {
-            guard info.st_mode & S_IFMT == S_IFDIR else { throw StorageError.notADirectory(path: path) }
-            try Self.checkOwner(info, path)
-            if let repair = try Self.repairMode(info, path, to: Self.directoryMode) { repairs.append(repair) }
-        } else {
-            do { try Files.ensureDirectory(path, mode: Self.directoryMode) } catch let error as Errno { throw StorageError.system(error) }
+    public func prepare() throws(StorageError) -> [PermissionRepair] { try StorageError.wrap {
+            try Self.refuseSymlinks(in: path)
+            var repairs = [PermissionRepair]()
+            if let info = try Self.status(path, followLinks: true) {
+                guard info.st_mode & S_IFMT == S_IFDIR else { throw StorageError.notADirectory(path: path) }
+                try Self.checkOwner(info, path)
+                if let repair = try Self.repairMode(info, path, to: Self.directoryMode) { repairs.append(repair) }
+            } else {
+                do { try Files.ensureDirectory(path, mode: Self.directoryMode) } catch let error as Errno { throw StorageError.system(error) }
+            }
+            if try Self.status(databasePath, followLinks: false) == nil {
+                try createEmptyDatabaseFile()
+            }
+            repairs += try checkDatabaseFiles()
+            return repairs
         }
-        if try Self.status(databasePath, followLinks: false) == nil {
-            try createEmptyDatabaseFile()
-        }
-        repairs += try checkDatabaseFiles()
-        return repairs
     }
 
     /// Checks carkey.db and its sidecars: regular files, ours, mode 0600 (repaired if looser).
     /// Run again after SQLite has opened the database, since it creates the sidecars.
-    public func checkDatabaseFiles() throws -> [PermissionRepair] {
-        var repairs = [PermissionRepair]()
-        for file in [databasePath] + sidecarPaths {
-            guard let info = try Self.status(file, followLinks: false) else { continue }
-            guard info.st_mode & S_IFMT == S_IFREG else { throw StorageError.notARegularFile(path: file) }
-            try Self.checkOwner(info, file)
-            if let repair = try Self.repairMode(info, file, to: Self.fileMode) { repairs.append(repair) }
+    public func checkDatabaseFiles() throws(StorageError) -> [PermissionRepair] { try StorageError.wrap {
+            var repairs = [PermissionRepair]()
+            for file in [databasePath] + sidecarPaths {
+                guard let info = try Self.status(file, followLinks: false) else { continue }
+                guard info.st_mode & S_IFMT == S_IFREG else { throw StorageError.notARegularFile(path: file) }
+                try Self.checkOwner(info, file)
+                if let repair = try Self.repairMode(info, file, to: Self.fileMode) { repairs.append(repair) }
+            }
+            return repairs
         }
-        return repairs
     }
 
     private func createEmptyDatabaseFile() throws {
@@ -96,14 +98,15 @@ public struct StateDirectory: Sendable {
     /// symlink in the path with a bare "unable to open database file" (code 14); and following
     /// one would let whoever can re-point it swap the car's store. So it is refused here, naming
     /// the link, its target and the real path to use instead: not resolved silently.
-    public static func refuseSymlinks(in path: String) throws {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") where component != "." {
-            prefix += (prefix == "/" ? "" : "/") + component
-            var info = stat()
-            guard lstat(prefix, &info) == 0 else { return }  // missing: created later, no link in it
-            guard info.st_mode & S_IFMT == S_IFLNK else { continue }
-            throw SymlinkedStateDirectory(directory: path, link: prefix, target: linkTarget(prefix), realPath: realPath(path))
+    public static func refuseSymlinks(in path: String) throws(StorageError) { try StorageError.wrap {
+            var prefix = path.hasPrefix("/") ? "" : "."
+            for component in path.split(separator: "/") where component != "." {
+                prefix += (prefix == "/" ? "" : "/") + component
+                var info = stat()
+                guard lstat(prefix, &info) == 0 else { return }  // missing: created later, no link in it
+                guard info.st_mode & S_IFMT == S_IFLNK else { continue }
+                throw SymlinkedStateDirectory(directory: path, link: prefix, target: linkTarget(prefix), realPath: realPath(path))
+            }
         }
     }
 

@@ -31,6 +31,19 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     case identityMissing(stateDirectory: String)
     /// A system call failed.
     case system(Errno)
+    /// SQLite refused (busy, full disk, corrupt file, a trigger's refusal...); the cause is kept
+    /// whole so callers can still test `isCorrupt`, `isBusy` or the result code.
+    case sqlite(SQLiteError)
+    /// The database's schema is newer than this code, or the file belongs to another application.
+    case migration(MigrationError)
+    /// `carkey-agent backup` or `restore` refused (what to do is in the message).
+    case backup(StoreBackupError)
+    /// The state directory's path goes through a symbolic link.
+    case symlinkedStateDirectory(SymlinkedStateDirectory)
+    /// A JSON document handed to the audit verifier is malformed.
+    case auditJSON(AuditJSONError)
+    /// A key provider (or another injected piece) failed with an error of its own; its text.
+    case external(String)
 
     public var description: String {
         switch self {
@@ -49,6 +62,42 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
             return "the store in \(directory) has no car identity, but its storage key exists: carkey.db was truncated, "
                 + "replaced or lost its WAL, and the car's keys went with it"
         case .system(let errno): return errno.description
+        case .sqlite(let error): return error.description
+        case .migration(let error): return error.description
+        case .backup(let error): return error.description
+        case .symlinkedStateDirectory(let error): return error.description
+        case .auditJSON(let error): return error.description
+        case .external(let text): return text
         }
+    }
+}
+
+extension StorageError {
+    /// Any error met inside the storage layer as a `StorageError`, wrapping the known causes
+    /// (so their messages read as before) and keeping the text of anything else.
+    public init(_ error: any Error) {
+        switch error {
+        case let error as StorageError: self = error
+        case let error as SQLiteError: self = .sqlite(error)
+        case let error as MigrationError: self = .migration(error)
+        case let error as StoreBackupError: self = .backup(error)
+        case let error as Errno: self = .system(error)
+        case let error as SymlinkedStateDirectory: self = .symlinkedStateDirectory(error)
+        case let error as AuditJSONError: self = .auditJSON(error)
+        default: self = .external("\(error)")
+        }
+    }
+
+    /// Runs `body`, the inside of a public storage call, and throws what fails as a StorageError.
+    /// The layers below (SQLite wrapper, migrations, backup checks) keep their own error types;
+    /// this is where they are wrapped, once, at the public boundary.
+    static func wrap<T>(_ body: () throws -> T) throws(StorageError) -> T {
+        do { return try body() } catch { throw StorageError(error) }
+    }
+
+    /// The SQLite failure behind this error, if that is what it is.
+    public var sqliteError: SQLiteError? {
+        if case .sqlite(let error) = self { return error }
+        return nil
     }
 }

@@ -43,46 +43,50 @@ public final class StoreTransaction {
     // MARK: Sealed records
 
     /// Inserts or replaces the record (`kind`, `id`) with `payload`, sealed under a fresh nonce.
-    public func put(_ payload: Bytes, kind: RecordKind, id: Bytes) throws {
-        let sealed = try sealer.seal(payload, kind: kind, id: id, random: random)
-        if kind != .keyActivity { securityCritical = true }
-        try connection.run("INSERT OR REPLACE INTO sealed_records (kind, id, sealed) VALUES (?1, ?2, ?3)",
-                           [.text(kind.rawValue), .blob(id), .blob(sealed)])
+    public func put(_ payload: Bytes, kind: RecordKind, id: Bytes) throws(StorageError) { try StorageError.wrap {
+            let sealed = try sealer.seal(payload, kind: kind, id: id, random: random)
+            if kind != .keyActivity { securityCritical = true }
+            try connection.run("INSERT OR REPLACE INTO sealed_records (kind, id, sealed) VALUES (?1, ?2, ?3)",
+                               [.text(kind.rawValue), .blob(id), .blob(sealed)])
+        }
     }
 
     /// The payload, nil when there is no such record, or `StorageError.tampered` when the row
     /// fails authentication.
-    public func get(kind: RecordKind, id: Bytes) throws -> Bytes? {
-        try RecordSealer.validate(id: id)
-        let value = try connection.scalar("SELECT sealed FROM sealed_records WHERE kind = ?1 AND id = ?2",
-                                          [.text(kind.rawValue), .blob(id)])
-        guard let value else { return nil }
-        return try open(value, kind: kind, id: id)
+    public func get(kind: RecordKind, id: Bytes) throws(StorageError) -> Bytes? { try StorageError.wrap {
+            try RecordSealer.validate(id: id)
+            let value = try connection.scalar("SELECT sealed FROM sealed_records WHERE kind = ?1 AND id = ?2",
+                                              [.text(kind.rawValue), .blob(id)])
+            guard let value else { return nil }
+            return try open(value, kind: kind, id: id)
+        }
     }
 
     /// Deletes the record; true when it existed.
     @discardableResult
-    public func delete(kind: RecordKind, id: Bytes) throws -> Bool {
-        try RecordSealer.validate(id: id)
-        try connection.run("DELETE FROM sealed_records WHERE kind = ?1 AND id = ?2", [.text(kind.rawValue), .blob(id)])
-        return connection.changes > 0
+    public func delete(kind: RecordKind, id: Bytes) throws(StorageError) -> Bool { try StorageError.wrap {
+            try RecordSealer.validate(id: id)
+            try connection.run("DELETE FROM sealed_records WHERE kind = ?1 AND id = ?2", [.text(kind.rawValue), .blob(id)])
+            return connection.changes > 0
+        }
     }
 
     /// Every record of `kind` ordered by ID; tampered rows are left out and listed separately.
-    public func list(kind: RecordKind) throws -> RecordListing {
-        let statement = try connection.prepare("SELECT id, sealed FROM sealed_records WHERE kind = ?1 ORDER BY id")
-            .bind([.text(kind.rawValue)])
-        var records = [SealedRecord]()
-        var tampered = [Bytes]()
-        while try statement.step() {
-            let id = statement.blob(0) ?? []
-            do {
-                records.append(SealedRecord(id: id, payload: try open(statement.value(1), kind: kind, id: id)))
-            } catch StorageError.tampered {
-                tampered.append(id)
+    public func list(kind: RecordKind) throws(StorageError) -> RecordListing { try StorageError.wrap {
+            let statement = try connection.prepare("SELECT id, sealed FROM sealed_records WHERE kind = ?1 ORDER BY id")
+                .bind([.text(kind.rawValue)])
+            var records = [SealedRecord]()
+            var tampered = [Bytes]()
+            while try statement.step() {
+                let id = statement.blob(0) ?? []
+                do {
+                    records.append(SealedRecord(id: id, payload: try open(statement.value(1), kind: kind, id: id)))
+                } catch StorageError.tampered {
+                    tampered.append(id)
+                }
             }
+            return RecordListing(records: records, tampered: tampered)
         }
-        return RecordListing(records: records, tampered: tampered)
     }
 
     /// Opens a stored value; anything but an authentic blob is recorded and thrown as tampered.
@@ -101,15 +105,16 @@ public final class StoreTransaction {
 
     /// Appends an audit event and returns it with its sequence number and UUID.
     @discardableResult
-    public func appendEvent(_ event: NewEvent) throws -> StoredEvent {
-        if EventRetention.of(event) == .critical { securityCritical = true }
-        let stored = try EventLog.append(event, connection: connection, random: random)
-        // Same transaction: an event is never logged without its outbox row, or the reverse.
-        if let router {
-            if let entry = router.route(stored) { try enqueue(entry) }
-            try EventLog.markRouted(through: stored.seq, connection: connection)
+    public func appendEvent(_ event: NewEvent) throws(StorageError) -> StoredEvent { try StorageError.wrap {
+            if EventRetention.of(event) == .critical { securityCritical = true }
+            let stored = try EventLog.append(event, connection: connection, random: random)
+            // Same transaction: an event is never logged without its outbox row, or the reverse.
+            if let router {
+                if let entry = router.route(stored) { try enqueue(entry) }
+                try EventLog.markRouted(through: stored.seq, connection: connection)
+            }
+            return stored
         }
-        return stored
     }
 
     /// Queues the events appended while nothing routed them (above the routed and published
@@ -132,31 +137,33 @@ public final class StoreTransaction {
     }
 
     /// Events with seq > `since` (exclusive; 0 = from the start), oldest first, at most `limit`.
-    public func events(since: Int64, limit: Int) throws -> [StoredEvent] {
-        try EventLog.events(since: since, limit: limit, connection: connection)
+    public func events(since: Int64, limit: Int) throws(StorageError) -> [StoredEvent] { try StorageError.wrap {
+            try EventLog.events(since: since, limit: limit, connection: connection)
+        }
     }
 
     /// The last sequence number handed out (0 before the first event); survives trims.
-    public func lastEventSequence() throws -> Int64 { try EventLog.lastSequence(connection) }
+    public func lastEventSequence() throws(StorageError) -> Int64 { try StorageError.wrap { try EventLog.lastSequence(connection) } }
 
     /// The cursor below which events may be trimmed (the cloud link advances it).
-    public func eventsPublishedThrough() throws -> Int64 { try EventLog.publishedThrough(connection) }
+    public func eventsPublishedThrough() throws(StorageError) -> Int64 { try StorageError.wrap { try EventLog.publishedThrough(connection) } }
 
-    public func markEventsPublished(through seq: Int64) throws { try EventLog.markPublished(through: seq, connection: connection) }
+    public func markEventsPublished(through seq: Int64) throws(StorageError) { try StorageError.wrap { try EventLog.markPublished(through: seq, connection: connection) } }
 
     /// Retention: deletes published events older than the newest `keep`; returns the count.
     @discardableResult
-    public func trimEvents(keepingLatest keep: Int) throws -> Int { try EventLog.trim(keepingLatest: keep, connection: connection) }
+    public func trimEvents(keepingLatest keep: Int) throws(StorageError) -> Int { try StorageError.wrap { try EventLog.trim(keepingLatest: keep, connection: connection) } }
 
     // MARK: Trusted time
 
     /// The trusted-time high-water mark in seconds since 1970, nil before the first.
-    public func trustedTime() throws -> Int64? { try TrustedTimeMark.current(connection) }
+    public func trustedTime() throws(StorageError) -> Int64? { try StorageError.wrap { try TrustedTimeMark.current(connection) } }
 
     /// Raises the mark to `seconds` if later; returns the mark now in force.
     @discardableResult
-    public func advanceTrustedTime(to seconds: Int64) throws -> Int64 {
-        try TrustedTimeMark.advance(to: seconds, connection: connection)
+    public func advanceTrustedTime(to seconds: Int64) throws(StorageError) -> Int64 { try StorageError.wrap {
+            try TrustedTimeMark.advance(to: seconds, connection: connection)
+        }
     }
 }
 

@@ -24,12 +24,20 @@ public struct SystemClock: MonotonicClock {
     }
 
     public func sleep(millis: UInt64) {
-        var request = timespec(tv_sec: Int(millis / 1000), tv_nsec: Int(millis % 1000) * 1_000_000)
-        var remaining = timespec()
-        // A signal interrupts nanosleep; continue with what is left so a pulse is never cut short.
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR {
-            request = remaining
-        }
+        Self.sleep(nanoseconds: millis &* 1_000_000)
+    }
+
+    /// Blocks for `nanoseconds` on CLOCK_MONOTONIC. The wait is to an absolute deadline, so a
+    /// signal (retried by retryOnInterrupt) never cuts a pulse or a settling time short nor
+    /// stretches it.
+    public static func sleep(nanoseconds: UInt64) {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let nanos = UInt64(deadline.tv_nsec) + nanoseconds % 1_000_000_000
+        deadline.tv_sec += Int(clamping: nanoseconds / 1_000_000_000 + nanos / 1_000_000_000)
+        deadline.tv_nsec = Int(nanos % 1_000_000_000)
+        // Fails only for an invalid deadline (EINVAL), which the arithmetic above rules out.
+        try? retryOnInterruptedErrorCode("clock_nanosleep", { clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) })
     }
 }
 
@@ -64,6 +72,7 @@ public final class ManualClock: MonotonicClock {
     public var sleeps: [UInt64] { state.withLock { $0.sleeps } }
 }
 
-/// CLOCK_MONOTONIC in milliseconds, for code that reads the time directly (the cloud thread,
-/// the outbox's acknowledgement batching) rather than through an injected clock.
+/// CLOCK_MONOTONIC in milliseconds, for code that reads the time directly (the outbox's
+/// acknowledgement batching, the MQTT transport, the store's space checks) rather than through
+/// an injected clock.
 public func monotonicNow() -> UInt64 { SystemClock().nowMillis() }

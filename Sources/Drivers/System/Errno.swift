@@ -21,7 +21,12 @@ public struct Errno: Error, Equatable, Sendable, CustomStringConvertible {
     public static func == (lhs: Errno, rhs: Errno) -> Bool { lhs.rawValue == rhs.rawValue }
 }
 
-/// Retries a syscall while it fails with EINTR; the one place interrupted calls are handled.
+// The EINTR policy, in one place: an interrupted call is restarted (with the same arguments:
+// a poll or a timed wait restarts with its full timeout, which only ever lengthens a wait),
+// never reported upward. close(2) is the exception (FileDescriptor.close): on Linux the
+// descriptor is gone even when it reports EINTR, and a retry could close a reused number.
+
+/// Retries a syscall while it fails with EINTR (-1 and errno); any other failure is thrown.
 @inline(__always)
 func retryOnInterrupt<T: FixedWidthInteger>(_ operation: @autoclosure () -> String, _ call: () -> T) throws(Errno) -> T {
     while true {
@@ -29,5 +34,17 @@ func retryOnInterrupt<T: FixedWidthInteger>(_ operation: @autoclosure () -> Stri
         if result >= 0 { return result }
         if errno == EINTR { continue }
         throw Errno.current(operation())
+    }
+}
+
+/// The same policy for calls that return the error number instead of setting errno
+/// (pthread_*, clock_nanosleep, posix_fallocate): 0 is success.
+@inline(__always)
+func retryOnInterruptedErrorCode(_ operation: @autoclosure () -> String, _ call: () -> CInt) throws(Errno) {
+    while true {
+        let code = call()
+        if code == 0 { return }
+        if code == EINTR { continue }
+        throw Errno(code, operation())
     }
 }

@@ -19,18 +19,19 @@ public final class EventCounter: Sendable {
 
     deinit { descriptor.close() }
 
-    /// Thread-safe and async-signal-safe: one write(2). A counter at its maximum already reads
+    /// Thread-safe: one write(2). A counter at its maximum already reads
     /// as signalled, so a failed write loses nothing.
     public func signal() {
         var one: UInt64 = 1
-        _ = write(descriptor.rawValue, &one, 8)
+        _ = try? withUnsafeBytes(of: &one) { raw in Result { () throws(Errno) in try descriptor.write(raw) } }.get()
     }
 
     /// Resets the counter; returns how many signals it held (0: none since the last drain).
     @discardableResult
     public func drain() -> UInt64 {
         var count: UInt64 = 0
-        return read(descriptor.rawValue, &count, 8) == 8 ? count : 0
+        let n = try? withUnsafeMutableBytes(of: &count) { raw in Result { () throws(Errno) in try descriptor.read(into: raw) } }.get()
+        return n == 8 ? count : 0
     }
 
     /// True when signalled and not yet drained (does not drain).

@@ -21,20 +21,18 @@ extension FileDescriptor {
     /// Accepts one pending connection as a non-blocking, close-on-exec descriptor; nil when none
     /// is pending (the listener is non-blocking) or the client gave up before we accepted.
     public func acceptConnection() throws(Errno) -> FileDescriptor? {
-        let result = accept(rawValue, nil, nil)
-        guard result >= 0 else {
-            switch errno {
-            case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: return nil
-            default: throw Errno.current("accept")
-            }
+        let result: CInt
+        do throws(Errno) {
+            result = try retryOnInterrupt("accept") { accept(rawValue, nil, nil) }
+        } catch where [EAGAIN, EWOULDBLOCK, ECONNABORTED].contains(error.rawValue) {
+            return nil
         }
         let connection = FileDescriptor(rawValue: result)
-        // accept4 is not visible without _GNU_SOURCE; nothing in this process execs meanwhile.
-        let flags = fcntl(result, F_GETFL)
-        guard flags >= 0, fcntl(result, F_SETFL, flags | O_NONBLOCK) == 0, fcntl(result, F_SETFD, FD_CLOEXEC) == 0 else {
-            let failure = Errno.current("fcntl on accepted socket")
+        do throws(Errno) {
+            try connection.setNonBlockingAndCloseOnExec()
+        } catch {
             connection.close()
-            throw failure
+            throw error
         }
         return connection
     }

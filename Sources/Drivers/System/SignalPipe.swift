@@ -11,10 +11,8 @@ private let signalPipeWriteEnd = Atomic<Int32>(-1)
 private let forwardSignal: @convention(c) (Int32) -> Void = { signal in
     let fd = signalPipeWriteEnd.load(ordering: .relaxed)
     guard fd >= 0 else { return }
-    let saved = errno
-    var byte = UInt8(truncatingIfNeeded: signal)
-    _ = write(fd, &byte, 1) // a full pipe already holds a pending signal: dropping this one is fine
-    errno = saved
+    // A full pipe already holds a pending signal: dropping this one is fine.
+    FileDescriptor(rawValue: fd).writeWakeByte(UInt8(truncatingIfNeeded: signal))
 }
 
 /// One per process: SIGINT and SIGTERM (by default) stop being fatal and become readable bytes.
@@ -26,18 +24,9 @@ public final class SignalPipe: Sendable {
     /// Installs handlers for `signals` and ignores SIGPIPE (writes to a closed socket then fail
     /// with EPIPE instead of killing the process).
     public static func install(_ signals: [Int32] = [SIGINT, SIGTERM]) throws(Errno) -> SignalPipe {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw Errno.current("pipe") }
-        for fd in ends {
-            let flags = fcntl(fd, F_GETFL)
-            guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0, fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else {
-                let failure = Errno.current("fcntl on signal pipe")
-                ends.forEach { _ = close($0) }
-                throw failure
-            }
-        }
-        let pipe = SignalPipe(read: FileDescriptor(rawValue: ends[0]), write: FileDescriptor(rawValue: ends[1]))
-        signalPipeWriteEnd.store(ends[1], ordering: .relaxed)
+        let ends = try FileDescriptor.pipe(nonBlocking: true)
+        let pipe = SignalPipe(read: ends.readEnd, write: ends.writeEnd)
+        signalPipeWriteEnd.store(ends.writeEnd.rawValue, ordering: .relaxed)
         _ = signal(SIGPIPE, SIG_IGN)
         for number in signals {
             var action = sigaction()
@@ -61,20 +50,5 @@ public final class SignalPipe: Sendable {
             received += bytes.map { Int32($0) }
         }
         return received
-    }
-}
-
-extension FileDescriptor {
-    /// read(2) on a non-blocking descriptor: `.wouldBlock` when empty, `.closed` at end of file.
-    fileprivate func readNonBlocking(upTo count: Int) throws(Errno) -> SocketReceive {
-        var buffer = [UInt8](repeating: 0, count: max(1, count))
-        do throws(Errno) {
-            let n = try retryOnInterrupt("read") {
-                buffer.withUnsafeMutableBytes { Glibc.read(rawValue, $0.baseAddress, $0.count) }
-            }
-            return n == 0 ? .closed : .data(Array(buffer.prefix(n)))
-        } catch where error.rawValue == EAGAIN || error.rawValue == EWOULDBLOCK {
-            return .wouldBlock
-        }
     }
 }

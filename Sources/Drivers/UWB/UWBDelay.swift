@@ -10,13 +10,11 @@ public protocol UWBDelay: AnyObject {
     func delay(micros: UInt32)
 }
 
-/// nanosleep(2), resumed after a signal so a settling time is never cut short.
+/// A monotonic sleep (SystemClock.sleep), resumed after a signal so a settling time is never cut short.
 public final class SleepingUWBDelay: UWBDelay {
     public init() {}
 
     public func delay(micros: UInt32) {
-        var request = timespec(tv_sec: Int(micros / 1_000_000), tv_nsec: Int(micros % 1_000_000) * 1000)
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+        SystemClock.sleep(nanoseconds: UInt64(micros) * 1000)
     }
 }

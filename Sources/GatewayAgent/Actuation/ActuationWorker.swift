@@ -6,9 +6,6 @@
 // caller checks `isBusy`, and LockActuators' interlock refuses a second anyway), so a pool or a
 // job queue would only add states. The thread stores the result and wakes the loop through a
 // pipe; everything else (state, events, the engine) stays on the loop thread.
-#if canImport(Glibc)
-import Glibc
-#endif
 import Drivers
 import Synchronization
 
@@ -42,7 +39,7 @@ final class ActuationWorker {
 
     private let actuators: LockActuators
     private let wake: WakePipe
-    private var running: (thread: pthread_t, task: PulseJob)?
+    private var running: (thread: SystemThread, task: PulseJob)?
 
     init(actuators: LockActuators) throws(Errno) {
         self.actuators = actuators
@@ -59,17 +56,7 @@ final class ActuationWorker {
     func start(_ actuation: Actuation) -> Bool {
         guard running == nil else { return false }
         let task = PulseJob(actuators: actuators, actuation: actuation, wake: wake)
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(task)
-        let created = pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<PulseJob>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, context.toOpaque())
-        guard created == 0 else {
-            context.release()
-            return false
-        }
+        guard let thread = try? SystemThread.start(name: "carkey-pulse", { task.run() }) else { return false }
         running = (thread, task)
         return true
     }
@@ -79,7 +66,7 @@ final class ActuationWorker {
         wake.drain()
         guard let (thread, task) = running, let outcome = task.outcome.withLock({ $0 }) else { return nil }
         // The thread's last act was the wake-up: the join returns at once.
-        pthread_join(thread, nil)
+        thread.join()
         running = nil
         return (task.actuation, outcome)
     }
@@ -88,7 +75,7 @@ final class ActuationWorker {
     /// the board-file ranges) so the lines are never released mid-pulse.
     func finishRunning() -> (Actuation, Outcome)? {
         guard let (thread, task) = running else { return nil }
-        pthread_join(thread, nil)
+        thread.join()
         running = nil
         wake.drain()
         return task.outcome.withLock { $0 }.map { (task.actuation, $0) }

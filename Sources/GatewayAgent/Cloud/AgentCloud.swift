@@ -40,9 +40,9 @@ final class AgentCloud {
                                    }, log: { log.info($0) })
     }
 
-    func start(initialState: VehicleState) {
+    func start(initialState: VehicleState) throws(Errno) {
         log.info("cloud: link to \(topics.status.split(separator: "/").dropLast().joined(separator: "/")) starting")
-        service.start()
+        try service.start()
         report(initialState)
     }
 

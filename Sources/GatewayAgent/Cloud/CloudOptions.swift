@@ -70,8 +70,8 @@ struct CloudOptions: Equatable {
             for url in urls {
                 do {
                     endpoints.append(try MQTTEndpoint(url: url))
-                } catch MQTTEndpoint.ParseError.credentialsInURL {
-                    throw UsageError("--mqtt: \(MQTTEndpoint.ParseError.credentialsInURL)")  // the URL is not echoed
+                } catch MQTTError.badEndpoint(.credentialsInURL) {
+                    throw UsageError("--mqtt: \(MQTTError.badEndpoint(.credentialsInURL))")  // the URL is not echoed
                 } catch {
                     throw UsageError.invalidValue(url, for: "--mqtt", expected: "\(error)")
                 }

@@ -8,9 +8,6 @@
 // stop() raises it to end the thread; the outbox is read only then (or when acknowledgements
 // freed window room for messages held back). An idle car costs this thread about two wake-ups
 // per keepalive interval and no SQLite reads.
-#if canImport(Glibc)
-import Glibc
-#endif
 import Drivers
 import Protocol
 import Synchronization
@@ -51,13 +48,16 @@ final class CloudService: @unchecked Sendable {
     /// change, not on every retry of a long outage. Service thread only.
     private var failures: [String: RepeatFilter] = [:]
     private var flushFailures = RepeatFilter()
-    private var thread = pthread_t()
-    private var running = false
+    /// Deadlines and "now" on the service thread; injected so the loop's timing follows the
+    /// agent's monotonic clock, never the wall clock.
+    private let clock: any MonotonicClock
+    /// Set by start(), taken by stop(); both run on the agent's thread.
+    private var thread: SystemThread?
 
     /// `endpoints`: the broker nodes to rotate over (default: `options.endpoint` alone); each gets
     /// `options` with its own endpoint.
     init(options: MQTTConnectOptions, endpoints: [MQTTEndpoint]? = nil, vehicleID: String, store: CarStore, willDelaySeconds: UInt32 = 10,
-         heartbeatSeconds: UInt32 = 0,
+         heartbeatSeconds: UInt32 = 0, clock: any MonotonicClock = SystemClock(),
                 onInbound: @escaping @Sendable (InboundEnvelope) -> InboundEnvelope?, log: @escaping @Sendable (String) -> Void) throws {
         let topics = CloudTopics(vehicleID: vehicleID)
         let outbox = SQLiteOutbox(store: store)
@@ -68,13 +68,12 @@ final class CloudService: @unchecked Sendable {
         self.gate = InboundGate(topics: topics, store: store)
         self.onInbound = onInbound
         self.log = log
+        self.clock = clock
         let settings = CloudLinkSettings(vehicleID: vehicleID, willDelaySeconds: willDelaySeconds, subscriptions: topics.inbound,
                                          sessionExpirySeconds: options.sessionExpirySeconds, heartbeatSeconds: heartbeatSeconds)
         link = try CloudLink(settings: settings, endpoints: endpoints ?? [options.endpoint],
-                             makeTransport: { endpoint in
-                                 var forEndpoint = options
-                                 forEndpoint.endpoint = endpoint
-                                 return try MosquittoTransport(options: forEndpoint)
+                             makeTransport: { (endpoint: MQTTEndpoint) throws(MQTTError) -> MQTTTransport in
+                                 try MosquittoTransport(options: Self.options(options, at: endpoint))
                              },
                              outbox: outbox, nextBirthSequence: { try outbox.nextBirthSequence() },
                              unitRandom: { Double((try? SystemRandom().randomBytes(4)).map { $0.reduce(0) { $0 << 8 | UInt32($1) } } ?? 0) / 4_294_967_296 })
@@ -84,31 +83,35 @@ final class CloudService: @unchecked Sendable {
         try store.routeEvents(EventPayload.router(topics))
     }
 
+    /// `options` aimed at `endpoint` (one transport per broker node).
+    private static func options(_ options: MQTTConnectOptions, at endpoint: MQTTEndpoint) -> MQTTConnectOptions {
+        var forEndpoint = options
+        forEndpoint.endpoint = endpoint
+        return forEndpoint
+    }
+
     var snapshot: CloudSnapshot { snapshotBox.withLock { $0 } }
 
-    func start() {
-        let unmanaged = Unmanaged.passRetained(self)
-        pthread_create(&thread, nil, { raw in
-            let service = Unmanaged<CloudService>.fromOpaque(raw!).takeRetainedValue()
-            service.runLoop()
-            return nil
-        }, unmanaged.toOpaque())
-        running = true
+    /// Starts the service thread; throws when none could be created (the agent cannot run
+    /// its cloud link then, and says so rather than running silently offline).
+    func start() throws(Errno) {
+        guard thread == nil else { return }
+        thread = try SystemThread.start(name: "carkey-cloud") { self.runLoop() }
     }
 
     /// Publishes "offline", disconnects cleanly and joins the thread.
     func stop() {
         stopRequested.withLock { $0 = true }
         wake.signal()
-        if running { pthread_join(thread, nil) }
-        running = false
+        thread?.join()
+        thread = nil
         outbox.store.observeOutbox(nil)
     }
 
     private func runLoop() {
         var readiness: PollEvents = []
         while !stopRequested.withLock({ $0 }) {
-            let now = monotonicNow()
+            let now = clock.nowMillis()
             if outboxSignal.take() { link.outboxChanged() }
             let reports = link.step(nowMillis: now, readable: !readiness.isDisjoint(with: [.readable, .hangUp, .error]),
                                     writable: readiness.contains(.writable))
@@ -125,7 +128,7 @@ final class CloudService: @unchecked Sendable {
             publishSnapshot()
             readiness = wait(now: now)
         }
-        link.stop(clock: monotonicNow)
+        link.stop(clock: clock.nowMillis)
         try? outbox.flushAcknowledgements()
     }
 
@@ -137,8 +140,8 @@ final class CloudService: @unchecked Sendable {
         let due = [link.nextDeadline(), outbox.acknowledgementFlushDue].compactMap { $0 }.min()
         let timeout = due.map { $0 > now ? Int32(clamping: $0 - now) : 0 } ?? -1
         guard let ready = try? Poll.wait(requests, timeoutMillis: timeout) else {
-            // poll(2) itself failed (ENOMEM): wait on a timer alone rather than spin.
-            _ = try? Poll.wait([], timeoutMillis: 100)
+            // poll(2) itself failed (ENOMEM): sleep on the clock alone rather than spin.
+            clock.sleep(millis: 100)
             return []
         }
         if !ready[0].isEmpty { wake.drain() }

@@ -35,15 +35,18 @@ struct ConsoleTransport {
         case .stdio:
             // Non-blocking so a console read never stalls the loop.
             let input = FileDescriptor.standardInput
-            let flags = fcntl(input.rawValue, F_GETFL)
-            guard flags >= 0, fcntl(input.rawValue, F_SETFL, flags | O_NONBLOCK) == 0 else {
-                throw .ioFailed(errno: Errno.current("fcntl stdin"))
+            let flags: CInt
+            do throws(Errno) {
+                flags = try input.statusFlags()
+                try input.setStatusFlags(flags | O_NONBLOCK)
+            } catch {
+                throw .ioFailed(errno: error)
             }
             let output = standardOutputForConsole()
             // The flag lives on the open file, shared with the shell that started us: put it back.
             return ConsoleTransport(input: input, output: output.descriptor, interactive: false,
                                     endpoint: "stdin/stdout", closeAll: {
-                                        _ = fcntl(input.rawValue, F_SETFL, flags)
+                                        try? input.setStatusFlags(flags)
                                         if output.owned { output.descriptor.close() }
                                     })
         }
@@ -59,8 +62,7 @@ struct ConsoleTransport {
     static func standardOutputForConsole() -> (descriptor: FileDescriptor, owned: Bool) {
         var info = stat()
         if fstat(1, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return (.standardOutput, false) }
-        let reopened = Glibc.open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        guard reopened >= 0 else { return (.standardOutput, false) }
-        return (FileDescriptor(rawValue: reopened), true)
+        guard let reopened = try? FileDescriptor.open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_NOCTTY) else { return (.standardOutput, false) }
+        return (reopened, true)
     }
 }

@@ -44,11 +44,16 @@ final class StoreKeeper {
         }
         do {
             return try CarStore.open(stateDirectory: directory, clock: clock, budget: budget)
-        } catch let error as SQLiteError where error.isCorrupt {
-            throw AgentStartFailure(description: "store: \(directory)/\(StateDirectory.databaseFileName) is damaged (\(error)). "
-                                    + "Refusing to start. " + recovery(directory))
-        } catch let error as MigrationError {
-            throw AgentStartFailure(description: "store: \(error). Refusing to start. " + recovery(directory))
+        } catch {
+            switch error {
+            case .sqlite(let cause) where cause.isCorrupt:
+                throw AgentStartFailure(description: "store: \(directory)/\(StateDirectory.databaseFileName) is damaged (\(cause)). "
+                                        + "Refusing to start. " + recovery(directory))
+            case .migration(let cause):
+                throw AgentStartFailure(description: "store: \(cause). Refusing to start. " + recovery(directory))
+            default:
+                throw error
+            }
         }
     }
 

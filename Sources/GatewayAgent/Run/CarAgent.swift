@@ -102,7 +102,7 @@ struct CarAgent {
         let cloud = try options.cloud.map { try AgentCloud(options: $0, vehicleID: options.vehicleID, store: store, clock: clock, log: log) }
         var cloudSources: [any LoopSource] = []
         if let cloud {
-            cloud.start(initialState: service.vehicleState)
+            try cloud.start(initialState: service.vehicleState)
             service.stateObserver = { cloud.report($0) }
             uwb?.onZoneChanged = { [unowned service] zone, metres in cloud.report(service.vehicleState, proximity: (zone, metres)) }
             let inbound = RemoteSetup.inboundHandler(cloud: cloud, service: service, keys: keys, body: body, store: store,

@@ -30,9 +30,7 @@ public struct BluetoothdDetector: Sendable {
         defer { closedir(directory) }
         var found: Int32?
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            let name = DirectoryEntry.name(entry)
             guard let pid = Int32(name), pid > 0 else { continue }
             guard let comm = try? Files.read(procRoot + "/" + name + "/comm", limit: 64) else { continue }
             let command = String(decoding: comm, as: UTF8.self).split(separator: "\n").first.map(String.init) ?? ""

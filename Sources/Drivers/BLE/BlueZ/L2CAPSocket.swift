@@ -92,22 +92,25 @@ public struct L2CAPListener: Sendable {
     public func accept() throws(BluetoothSocketError) -> L2CAPConnection? {
         var peer = sockaddr_l2()
         var length = socklen_t(MemoryLayout<sockaddr_l2>.size)
-        let raw = withUnsafeMutablePointer(to: &peer) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(descriptor.rawValue, $0, &length) }
-        }
-        guard raw >= 0 else {
-            switch errno {
-            case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED: return nil
-            default: throw .current("accept L2CAP")
+        let raw: CInt
+        do throws(Errno) {
+            raw = try retryOnInterrupt("accept L2CAP") {
+                withUnsafeMutablePointer(to: &peer) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(descriptor.rawValue, $0, &length) }
+                }
             }
+        } catch where [EAGAIN, EWOULDBLOCK, ECONNABORTED].contains(error.rawValue) {
+            return nil
+        } catch {
+            throw .from(error)
         }
         let fd = FileDescriptor(rawValue: raw)
         // accept4 is hidden without _GNU_SOURCE; set the flags the same way acceptConnection does.
-        let flags = fcntl(raw, F_GETFL)
-        guard flags >= 0, fcntl(raw, F_SETFL, flags | O_NONBLOCK) == 0, fcntl(raw, F_SETFD, FD_CLOEXEC) == 0 else {
-            let failure = BluetoothSocketError.current("fcntl on accepted L2CAP socket")
+        do throws(Errno) {
+            try fd.setNonBlockingAndCloseOnExec()
+        } catch {
             fd.close()
-            throw failure
+            throw .from(error)
         }
         let (address, type) = L2CAPSocket.peer(from: peer)
         return L2CAPConnection(descriptor: fd, peer: address, peerType: type)

@@ -5,8 +5,9 @@ import Protocol
 
 extension CarStore {
     /// The audit chain's head (nil on a database without the chain, which `open` never leaves).
-    public func auditChainHead() throws -> AuditChainHead? {
-        try read { try ChainHead.read($0.connection) }
+    public func auditChainHead() throws(StorageError) -> AuditChainHead? { try StorageError.wrap {
+            try read { try ChainHead.read($0.connection) }
+        }
     }
 
     /// Builds, signs and stores a checkpoint of the current head, and queues it on
@@ -15,31 +16,33 @@ extension CarStore {
     /// spread over several checkpoints of the same head, all in this one transaction. Returns
     /// the last checkpoint written, or nil when there is nothing to vouch for.
     @discardableResult
-    public func writeAuditCheckpoint(key: P256PrivateKey, vehicleID: String, topic: String, time: EventTime) throws -> AuditCheckpoint? {
-        try write { transaction in
-            let connection = transaction.connection
-            guard let head = try ChainHead.read(connection), head.hasEvents else { return nil }
-            let ranges = try AuditCheckpoints.prunedRanges(through: head, connection: connection)
-            var chunks = stride(from: 0, to: ranges.count, by: AuditCheckpoint.maximumPrunedRanges).map {
-                Array(ranges[$0..<min($0 + AuditCheckpoint.maximumPrunedRanges, ranges.count)])
+    public func writeAuditCheckpoint(key: P256PrivateKey, vehicleID: String, topic: String, time: EventTime) throws(StorageError) -> AuditCheckpoint? { try StorageError.wrap {
+            try write { transaction in
+                let connection = transaction.connection
+                guard let head = try ChainHead.read(connection), head.hasEvents else { return nil }
+                let ranges = try AuditCheckpoints.prunedRanges(through: head, connection: connection)
+                var chunks = stride(from: 0, to: ranges.count, by: AuditCheckpoint.maximumPrunedRanges).map {
+                    Array(ranges[$0..<min($0 + AuditCheckpoint.maximumPrunedRanges, ranges.count)])
+                }
+                if chunks.isEmpty { chunks = [[]] }
+                var last: AuditCheckpoint?
+                for chunk in chunks {
+                    let checkpoint = try AuditCheckpoint(vehicle: vehicleID, seq: head.seq, headHash: head.hash, time: time.seconds,
+                                                         timeTrusted: time.trusted, pruned: chunk).signed(with: key)
+                    try AuditCheckpoints.store(checkpoint, connection: connection)
+                    try transaction.enqueue(OutboxEntry(topic: topic, payload: Bytes(checkpoint.json.utf8), qos: 1,
+                                                        priority: .accessEvent, sequence: head.seq))
+                    last = checkpoint
+                }
+                return last
             }
-            if chunks.isEmpty { chunks = [[]] }
-            var last: AuditCheckpoint?
-            for chunk in chunks {
-                let checkpoint = try AuditCheckpoint(vehicle: vehicleID, seq: head.seq, headHash: head.hash, time: time.seconds,
-                                                     timeTrusted: time.trusted, pruned: chunk).signed(with: key)
-                try AuditCheckpoints.store(checkpoint, connection: connection)
-                try transaction.enqueue(OutboxEntry(topic: topic, payload: Bytes(checkpoint.json.utf8), qos: 1,
-                                                    priority: .accessEvent, sequence: head.seq))
-                last = checkpoint
-            }
-            return last
         }
     }
 
     /// The newest locally kept checkpoints, newest first.
-    public func auditCheckpoints(limit: Int = 100) throws -> [AuditCheckpoint] {
-        try read { try AuditCheckpoints.recent(limit: limit, connection: $0.connection) }
+    public func auditCheckpoints(limit: Int = 100) throws(StorageError) -> [AuditCheckpoint] { try StorageError.wrap {
+            try read { try AuditCheckpoints.recent(limit: limit, connection: $0.connection) }
+        }
     }
 }
 

@@ -47,7 +47,7 @@ enum BackupFiles {
         var info = stat()
         guard fstat(input.rawValue, &info) == 0 else { throw Errno.current("stat \(source)") }
         guard info.st_mode & S_IFMT == S_IFREG else { throw StorageError.notARegularFile(path: source) }
-        _ = fcntl(input.rawValue, F_SETFL, fcntl(input.rawValue, F_GETFL) & ~O_NONBLOCK)
+        try input.setNonBlocking(false)
         let output = try FileDescriptor.open(target, O_WRONLY | O_TRUNC | O_NOFOLLOW)
         defer { output.close() }
         while true {

@@ -15,35 +15,36 @@ import Protocol
 
 public enum StoreBackup {
     /// Writes a checked backup of the store in `stateDirectory` to `output`; what it holds.
-    public static func write(stateDirectory path: String, to output: String) throws -> StoreCopySummary {
-        let directory = StateDirectory(path: path)
-        guard BackupFiles.size(directory.databasePath) != nil else { throw StoreBackupError.noStore(directory: directory.path) }
-        // An output in the state directory could be renamed over the live carkey.db.
-        if let stateFolder = BackupFiles.realPath(directory.path), let outputFolder = BackupFiles.realFolder(of: output),
-           outputFolder == stateFolder || outputFolder.hasPrefix(stateFolder + "/") {
-            throw StoreBackupError.outputInsideStateDirectory(output: output, directory: directory.path)
-        }
-        var key = try BackupFiles.storageKey(directory)
-        defer { ConstantTime.wipe(&key) }
+    public static func write(stateDirectory path: String, to output: String) throws(StorageError) -> StoreCopySummary { try StorageError.wrap {
+            let directory = StateDirectory(path: path)
+            guard BackupFiles.size(directory.databasePath) != nil else { throw StoreBackupError.noStore(directory: directory.path) }
+            // An output in the state directory could be renamed over the live carkey.db.
+            if let stateFolder = BackupFiles.realPath(directory.path), let outputFolder = BackupFiles.realFolder(of: output),
+               outputFolder == stateFolder || outputFolder.hasPrefix(stateFolder + "/") {
+                throw StoreBackupError.outputInsideStateDirectory(output: output, directory: directory.path)
+            }
+            var key = try BackupFiles.storageKey(directory)
+            defer { ConstantTime.wipe(&key) }
 
-        let source = try Connection(path: directory.databasePath, create: false)
-        defer { source.close() }
-        // The last connection to close must not delete the WAL the agent keeps for its room.
-        source.keepWALOnClose()
-        try source.setBusyTimeout(Database.defaultBusyTimeoutMillis)
-        try source.execute("PRAGMA trusted_schema = OFF")
-        try source.execute("PRAGMA query_only = ON")
+            let source = try Connection(path: directory.databasePath, create: false)
+            defer { source.close() }
+            // The last connection to close must not delete the WAL the agent keeps for its room.
+            source.keepWALOnClose()
+            try source.setBusyTimeout(Database.defaultBusyTimeoutMillis)
+            try source.execute("PRAGMA trusted_schema = OFF")
+            try source.execute("PRAGMA query_only = ON")
 
-        let staging = output + ".tmp-\(getpid())"
-        try BackupFiles.createStaging(staging)
-        do {
-            let summary = try copy(source, to: staging, key: key, keyPath: directory.storageKeyPath, label: output)
-            try BackupFiles.sync(staging)
-            try BackupFiles.publish(staging, as: output)
-            return summary
-        } catch {
-            BackupFiles.removeStaging(staging)
-            throw error
+            let staging = output + ".tmp-\(getpid())"
+            try BackupFiles.createStaging(staging)
+            do {
+                let summary = try copy(source, to: staging, key: key, keyPath: directory.storageKeyPath, label: output)
+                try BackupFiles.sync(staging)
+                try BackupFiles.publish(staging, as: output)
+                return summary
+            } catch {
+                BackupFiles.removeStaging(staging)
+                throw error
+            }
         }
     }
 

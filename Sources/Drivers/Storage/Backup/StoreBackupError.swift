@@ -1,5 +1,6 @@
 // Everything `carkey-agent backup` and `restore` refuse, typed, each message saying what to do.
-// Messages name paths, versions and counts, never a key or a record.
+// Messages name paths, versions and counts, never a key or a record. StoreBackup.write and
+// StoreRestore.restore throw them wrapped, as `StorageError.backup`.
 
 public enum StoreBackupError: Error, Equatable, Sendable, CustomStringConvertible {
     /// There is no carkey.db to back up in the state directory.

@@ -28,39 +28,40 @@ public enum StoreRestore {
     static let asideName = "carkey.db.before-restore"
 
     /// Restores `backup` into `stateDirectory`. The agent must not be running.
-    public static func restore(stateDirectory path: String, from backup: String) throws -> Outcome {
-        let directory = StateDirectory(path: path)
-        try checkOwner(directory)
-        var key = try BackupFiles.storageKey(directory)
-        defer { ConstantTime.wipe(&key) }
-        guard BackupFiles.size(backup) != nil else { throw Errno(ENOENT, "open \(backup)") }
-        // A cold copy of a WAL database needs its -wal: without it the newest commits are gone.
-        if let walBytes = BackupFiles.size(backup + "-wal"), walBytes > 0 {
-            throw StoreBackupError.walBesideBackup(path: backup, walBytes: walBytes)
-        }
+    public static func restore(stateDirectory path: String, from backup: String) throws(StorageError) -> Outcome { try StorageError.wrap {
+            let directory = StateDirectory(path: path)
+            try checkOwner(directory)
+            var key = try BackupFiles.storageKey(directory)
+            defer { ConstantTime.wipe(&key) }
+            guard BackupFiles.size(backup) != nil else { throw Errno(ENOENT, "open \(backup)") }
+            // A cold copy of a WAL database needs its -wal: without it the newest commits are gone.
+            if let walBytes = BackupFiles.size(backup + "-wal"), walBytes > 0 {
+                throw StoreBackupError.walBesideBackup(path: backup, walBytes: walBytes)
+            }
 
-        let staging = directory.path + "/" + stagingName
-        try BackupFiles.createStaging(staging)
-        let summary: StoreCopySummary
-        do {
-            try BackupFiles.copy(backup, into: staging)
-            summary = try check(staging, label: backup, key: key, keyPath: directory.storageKeyPath)
-            // Checking may have created companions (a copy in WAL mode); SQLite removes them
-            // when the last connection closes, this makes sure.
-            for sidecar in BackupFiles.sidecars(of: staging) { unlink(sidecar) }
-            try BackupFiles.sync(staging)
-        } catch {
-            BackupFiles.removeStaging(staging)
-            throw error
+            let staging = directory.path + "/" + stagingName
+            try BackupFiles.createStaging(staging)
+            let summary: StoreCopySummary
+            do {
+                try BackupFiles.copy(backup, into: staging)
+                summary = try check(staging, label: backup, key: key, keyPath: directory.storageKeyPath)
+                // Checking may have created companions (a copy in WAL mode); SQLite removes them
+                // when the last connection closes, this makes sure.
+                for sidecar in BackupFiles.sidecars(of: staging) { unlink(sidecar) }
+                try BackupFiles.sync(staging)
+            } catch {
+                BackupFiles.removeStaging(staging)
+                throw error
+            }
+            let previous = try setAside(directory)
+            do {
+                try BackupFiles.publish(staging, as: directory.databasePath)
+            } catch {
+                BackupFiles.removeStaging(staging)
+                throw error
+            }
+            return Outcome(summary: summary, previousStore: previous)
         }
-        let previous = try setAside(directory)
-        do {
-            try BackupFiles.publish(staging, as: directory.databasePath)
-        } catch {
-            BackupFiles.removeStaging(staging)
-            throw error
-        }
-        return Outcome(summary: summary, previousStore: previous)
     }
 
     private static func check(_ staging: String, label: String, key: Bytes, keyPath: String) throws -> StoreCopySummary {

@@ -19,11 +19,12 @@ extension CarStore {
         space?.maintain(self, now: now, nowMillis: nowMillis) ?? []
     }
 
-    public func spaceStatus() throws -> StoreSpaceStatus {
-        let usage = try StoreSpace.usage(database)
-        let pruned = try read { try EventPruner.totals($0.connection) }
-        return StoreSpaceStatus(fileBytes: usage.fileBytes, usedBytes: usage.usedBytes, budgetBytes: space?.budget.maxDatabaseBytes,
-                                freeDiskBytes: StoreReserve.freeBytes(in: stateDirectory.path), diskFull: space?.diskFull ?? false,
-                                reservePresent: space?.reserve.isPresent ?? false, pruned: pruned)
+    public func spaceStatus() throws(StorageError) -> StoreSpaceStatus { try StorageError.wrap {
+            let usage = try StoreSpace.usage(database)
+            let pruned = try read { try EventPruner.totals($0.connection) }
+            return StoreSpaceStatus(fileBytes: usage.fileBytes, usedBytes: usage.usedBytes, budgetBytes: space?.budget.maxDatabaseBytes,
+                                    freeDiskBytes: StoreReserve.freeBytes(in: stateDirectory.path), diskFull: space?.diskFull ?? false,
+                                    reservePresent: space?.reserve.isPresent ?? false, pruned: pruned)
+        }
     }
 }

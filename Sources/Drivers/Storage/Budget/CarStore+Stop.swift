@@ -7,8 +7,9 @@ extension CarStore {
     /// truncated WAL could not commit an access decision, while a kept WAL file is rewritten
     /// from its start. Its frames are all in carkey.db either way.
     @discardableResult
-    public func checkpointAndClose() throws -> Database.CheckpointResult {
-        let keepWALRoom = space.map { $0.diskFull || ($0.budget.reserveBytes > 0 && !$0.reserve.isPresent) } ?? false
-        return try database.checkpointAndClose(truncate: !keepWALRoom)
+    public func checkpointAndClose() throws(StorageError) -> Database.CheckpointResult { try StorageError.wrap {
+            let keepWALRoom = space.map { $0.diskFull || ($0.budget.reserveBytes > 0 && !$0.reserve.isPresent) } ?? false
+            return try database.checkpointAndClose(truncate: !keepWALRoom)
+        }
     }
 }

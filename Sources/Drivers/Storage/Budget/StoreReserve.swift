@@ -32,16 +32,19 @@ struct StoreReserve: Sendable {
         guard bytes > 0, !isPresent else { return }
         let temporary = path + ".new"
         unlink(temporary)
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw Errno.current("create \(temporary)") }
-        let code = posix_fallocate(fd, 0, off_t(bytes))
-        let synced = code == 0 ? fsync(fd) : 0
-        close(fd)
+        let file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW)
+        let code = posix_fallocate(file.rawValue, 0, off_t(bytes))
+        let synced = Result { () throws(Errno) in if code == 0 { try file.sync() } }
+        file.close()
         guard code == 0 else {
             unlink(temporary)
             throw Errno(code, "allocate \(bytes) bytes for \(path)")
         }
-        guard synced == 0, rename(temporary, path) == 0 else {
+        if case .failure(let error) = synced {
+            unlink(temporary)
+            throw error
+        }
+        guard rename(temporary, path) == 0 else {
             let error = Errno.current("install \(path)")
             unlink(temporary)
             throw error

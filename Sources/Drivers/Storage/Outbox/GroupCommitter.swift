@@ -1,34 +1,27 @@
 // Group commit: many producers enqueue at once, one of them (the leader) writes everything
 // waiting in a single transaction, and all return after that one fsync. A producer returns
 // only when its message is on disk, so "enqueued" always means "durable".
-#if canImport(Glibc)
-import Glibc
-#endif
 
 public final class GroupCommitter: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field below is guarded by `mutex`.
+    // @unchecked Sendable: every mutable field below is guarded by `lock`.
     private let outbox: SQLiteOutbox
     private let budget: OutboxBudget
-    private var mutex = pthread_mutex_t()
-    private var committed = pthread_cond_t()
+    private let lock = Lock()
+    /// Broadcast when a leader has stored its batch's results.
+    private let committed = Condition()
     private var waiting: [(ticket: UInt64, entry: OutboxEntry)] = []
     private var nextTicket: UInt64 = 1
     private var results: [UInt64: Result<Int64, Error>] = [:]
     private var leaderActive = false
-    /// Transactions committed so far (for the benchmark: messages per commit).
-    public private(set) var commits = 0
+    private var commitCount = 0
 
     public init(outbox: SQLiteOutbox, budget: OutboxBudget = OutboxBudget()) {
         self.outbox = outbox
         self.budget = budget
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&committed, nil)
     }
 
-    deinit {
-        pthread_cond_destroy(&committed)
-        pthread_mutex_destroy(&mutex)
-    }
+    /// Transactions committed so far (for the benchmark: messages per commit).
+    public var commits: Int { lock.withLock { commitCount } }
 
     /// Durably enqueues `entry` and returns its outbox ID.
     public func enqueue(_ entry: OutboxEntry) throws -> Int64 {
@@ -40,7 +33,7 @@ public final class GroupCommitter: @unchecked Sendable {
     /// their outbox IDs. It shares its commit with whatever else is waiting.
     public func enqueue(_ entries: [OutboxEntry]) throws -> [Int64] {
         guard !entries.isEmpty else { return [] }
-        pthread_mutex_lock(&mutex)
+        lock.lock()
         let first = nextTicket
         for entry in entries {
             waiting.append((nextTicket, entry))
@@ -48,11 +41,11 @@ public final class GroupCommitter: @unchecked Sendable {
         }
         let tickets = first..<nextTicket
         while true {
-            // A burst is appended under the mutex, so one leader always takes it whole: when its
+            // A burst is appended under the lock, so one leader always takes it whole: when its
             // first result is in, all of them are.
             if results[tickets.lowerBound] != nil {
                 let outcome = tickets.compactMap { results.removeValue(forKey: $0) }
-                pthread_mutex_unlock(&mutex)
+                lock.unlock()
                 guard outcome.count == tickets.count else { throw StorageError.invalidArgument("a burst was split across commits") }
                 return try outcome.map { try $0.get() }
             }
@@ -60,16 +53,16 @@ public final class GroupCommitter: @unchecked Sendable {
                 leaderActive = true
                 let batch = waiting
                 waiting.removeAll()
-                pthread_mutex_unlock(&mutex)
+                lock.unlock()
                 let outcome = commit(batch)
-                pthread_mutex_lock(&mutex)
+                lock.lock()
                 for (ticket, result) in outcome { results[ticket] = result }
-                commits += 1
+                commitCount += 1
                 leaderActive = false
-                pthread_cond_broadcast(&committed)
+                committed.broadcast()
                 continue
             }
-            pthread_cond_wait(&committed, &mutex)
+            committed.wait(lock)
         }
     }
 

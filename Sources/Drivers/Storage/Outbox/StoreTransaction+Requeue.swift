@@ -11,22 +11,23 @@ extension StoreTransaction {
     /// would otherwise be deleted by that flush without being sent again. Returns how many
     /// rows were queued.
     @discardableResult
-    public func requeueEvents(_ range: ClosedRange<Int64>, router: any EventRouter) throws -> Int {
-        var since = range.lowerBound - 1
-        var queued = 0
-        while since < range.upperBound {
-            let batch = try events(since: since, limit: Int(min(256, range.upperBound - since)))
-            guard let last = batch.last else { break }
-            for stored in batch where stored.seq <= range.upperBound {
-                guard let entry = router.route(stored) else { continue }
-                if let uuid = entry.uuid {
-                    try connection.run("DELETE FROM outbox WHERE uuid = ?1", [.text(uuid)])
+    public func requeueEvents(_ range: ClosedRange<Int64>, router: any EventRouter) throws(StorageError) -> Int { try StorageError.wrap {
+            var since = range.lowerBound - 1
+            var queued = 0
+            while since < range.upperBound {
+                let batch = try events(since: since, limit: Int(min(256, range.upperBound - since)))
+                guard let last = batch.last else { break }
+                for stored in batch where stored.seq <= range.upperBound {
+                    guard let entry = router.route(stored) else { continue }
+                    if let uuid = entry.uuid {
+                        try connection.run("DELETE FROM outbox WHERE uuid = ?1", [.text(uuid)])
+                    }
+                    try enqueue(entry)
+                    queued += 1
                 }
-                try enqueue(entry)
-                queued += 1
+                since = last.seq
             }
-            since = last.seq
+            return queued
         }
-        return queued
     }
 }

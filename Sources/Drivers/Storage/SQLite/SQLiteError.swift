@@ -1,5 +1,7 @@
 // A typed SQLite failure: the result code, SQLite's own message and what we were doing.
 // Never carries bound values: messages come from sqlite3_errmsg and our constant SQL labels.
+// The SQLite wrapper (Database, Connection, Statement) throws it as is; the store's public API
+// (CarStore, StoreTransaction, SQLiteOutbox) wraps it as `StorageError.sqlite`.
 import CSQLite
 
 public struct SQLiteError: Error, Equatable, Sendable, CustomStringConvertible {
