@@ -43,7 +43,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test attack bench fleet soak soak-long static static-aarch64 deb release check-swift60 clean
+.PHONY: deps build run test test-asan test-tsan fuzz attack bench fleet soak soak-long static static-aarch64 deb release check-swift60 clean
 
 deps:
 	@scripts/deps.sh
@@ -62,6 +62,21 @@ test: deps build
 	rm -f $(ATTACK_REPORT)
 	CARKEY_ATTACK_REPORT=$(ATTACK_REPORT) $(SWIFT) test $(SWIFTPM); status=$$?; \
 	    scripts/attack-table.sh $(ATTACK_REPORT) || [[ $$status != 0 ]] || status=1; exit $$status
+
+# The suite under AddressSanitizer / ThreadSanitizer, in their own scratch paths; the agent
+# subprocesses the end-to-end tests start are instrumented too, and any report from any process
+# fails the run (scripts/sanitize.sh says what it skips and why).
+test-asan: deps
+	@SCRATCH=$(SCRATCH) scripts/sanitize.sh address
+
+test-tsan: deps
+	@SCRATCH=$(SCRATCH) scripts/sanitize.sh thread
+
+# Coverage-guided fuzzing (libFuzzer + ASan): every target for FUZZ_SECONDS, corpora kept in
+# Fuzz/corpus, one line per target with execs, coverage and findings (docs/fuzzing.md).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@FUZZ_SCRATCH=$(abspath $(SCRATCH))/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz/run.sh
 
 attack: deps
 	$(SWIFT) build $(SWIFTPM) --build-tests

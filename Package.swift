@@ -54,8 +54,13 @@ let package = Package(
         .executableTarget(name: "carkey-storage-crasher", dependencies: ["Drivers", "Protocol"], path: "Tests/Helpers/StorageCrasher"),
         .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol", "TestHarness", "carkey-storage-crasher"]),
         .testTarget(name: "CommandLineKitTests", dependencies: ["CommandLineKit"]),
+        // Fuzzing (docs/fuzzing.md): property functions per parser, the libFuzzer executable
+        // (scripts/fuzz/run.sh builds it with -sanitize=fuzzer), and the seed-corpus smoke.
+        .target(name: "FuzzTargets", dependencies: ["Protocol", "Drivers"], path: "Fuzz/Targets"),
+        .executableTarget(name: "carkey-fuzz", dependencies: ["FuzzTargets"], path: "Fuzz/Driver"),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "Protocol"]),
         // The agent's parts in process (@testable import carkey_agent): config, console, GPIO actuation.
-        .testTarget(name: "GatewayAgentTests", dependencies: ["carkey-agent", "Drivers", "Protocol", "CommandLineKit", "TestHarness"]),
+        .testTarget(name: "GatewayAgentTests", dependencies: ["carkey-agent", "Drivers", "Protocol", "CommandLineKit", "TestHarness", "FuzzTargets"]),
         // End-to-end: runs the built executables as subprocesses.
         // (Drivers and Protocol to read the agent's store and speak raw protocol to it.)
         .testTarget(name: "CarKeyToolTests", dependencies: ["carkey", "carkey-agent", "Drivers", "Protocol", "TestHarness"]),

@@ -1,0 +1,1 @@
+../../Fuzz/Agent/AgentFuzzTargets.swift
