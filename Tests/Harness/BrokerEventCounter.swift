@@ -76,7 +76,10 @@ public final class BrokerEventCounter: @unchecked Sendable {
 
     private func loop() {
         while state.withLock({ $0.running }) {
-            for event in transport.service(timeoutMillis: 20).events {
+            let (events, error) = transport.service(timeoutMillis: 20)
+            // Without a connection libmosquitto returns at once: wait out the timeout instead.
+            if error != nil { usleep(20_000) }
+            for event in events {
                 guard case .message(let message) = event else { continue }
                 let sequence = Self.sequence(in: message.payload)
                 let now = Monotonic.seconds()
