@@ -122,18 +122,39 @@ final class EventProducer {
 }
 
 /// A subscriber serviced on its own thread, so waits in the test see messages as they come.
+/// The thread holds only the inner `Pump`, never the subscriber, so the subscriber's deinit
+/// (at the end of the test's scope) stops and joins it: a thread holding the subscriber kept
+/// every one alive, and polling, for the rest of the run.
 final class CloudTestSubscriber: @unchecked Sendable {
-    private let transport: MosquittoTransport
-    private var messages: [MQTTInbound] = []
-    private var lock = pthread_mutex_t()
-    private var thread = pthread_t()
-    private var running = true
+    private final class Pump: @unchecked Sendable {
+        // @unchecked Sendable: `messages` and `running` are guarded by `lock`.
+        let transport: MosquittoTransport
+        let lock = Lock()
+        var messages: [MQTTInbound] = []
+        var running = true
+
+        init(transport: MosquittoTransport) { self.transport = transport }
+
+        func loop() {
+            while lock.withLock({ running }) {
+                let (events, error) = transport.service(timeoutMillis: 20)
+                // Without a connection (a test killed the broker) libmosquitto returns at once:
+                // wait out the timeout instead of spinning a core.
+                if error != nil { usleep(20_000) }
+                for event in events {
+                    if case .message(let message) = event { lock.withLock { messages.append(message) } }
+                }
+            }
+        }
+    }
+
+    private let pump: Pump
+    private let thread: SystemThread
 
     init(url: String, filter: String) throws {
-        pthread_mutex_init(&lock, nil)
-        transport = try MosquittoTransport(options: MQTTConnectOptions(endpoint: MQTTEndpoint(url: url),
-                                                                       clientID: "test-sub-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
-                                                                       sessionExpirySeconds: 0))
+        let transport = try MosquittoTransport(options: MQTTConnectOptions(endpoint: MQTTEndpoint(url: url),
+                                                                           clientID: "test-sub-\(getpid())-\(UInt32.random(in: 0...UInt32.max))",
+                                                                           sessionExpirySeconds: 0))
         try transport.connect()
         var connected = false
         for _ in 0..<100 where !connected {
@@ -141,46 +162,18 @@ final class CloudTestSubscriber: @unchecked Sendable {
         }
         guard connected else { throw MQTTError.notConnected(clientID: "test subscriber") }
         try transport.subscribe(filter, qos: .atLeastOnce)
-        pthread_create(&thread, nil, { raw in
-            let subscriber = Unmanaged<CloudTestSubscriber>.fromOpaque(raw!).takeUnretainedValue()
-            subscriber.loop()
-            return nil
-        }, Unmanaged.passUnretained(self).toOpaque())
+        let pump = Pump(transport: transport)
+        self.pump = pump
+        thread = try SystemThread.start(name: "test-subscriber") { pump.loop() }
     }
 
     deinit {
-        pthread_mutex_lock(&lock)
-        running = false
-        pthread_mutex_unlock(&lock)
-        pthread_join(thread, nil)
-        transport.disconnect()
+        pump.lock.withLock { pump.running = false }
+        thread.join()
+        pump.transport.disconnect()
     }
 
-    private func loop() {
-        while true {
-            pthread_mutex_lock(&lock)
-            let keepGoing = running
-            pthread_mutex_unlock(&lock)
-            guard keepGoing else { return }
-            let (events, error) = transport.service(timeoutMillis: 20)
-            // Without a connection (a test killed the broker) libmosquitto returns at once:
-            // wait out the timeout instead of spinning a core for the rest of the run.
-            if error != nil { usleep(20_000) }
-            for event in events {
-                if case .message(let message) = event {
-                    pthread_mutex_lock(&lock)
-                    messages.append(message)
-                    pthread_mutex_unlock(&lock)
-                }
-            }
-        }
-    }
-
-    var received: [MQTTInbound] {
-        pthread_mutex_lock(&lock)
-        defer { pthread_mutex_unlock(&lock) }
-        return messages
-    }
+    var received: [MQTTInbound] { pump.lock.withLock { pump.messages } }
 
     /// The "id" of each event payload received, in arrival order.
     var eventIDs: [String] { received.compactMap { Self.field("id", in: $0.payload) } }
