@@ -43,7 +43,7 @@ for target in $TARGETS; do
     [ -n "$RUNS" ] && limit="-runs=$RUNS"
     # libFuzzer exits non-zero on a finding; the line below still reports it.
     # SWIFT_BACKTRACE off: Swift's crash backtracer trips ASan ("wild pointer") after an abort.
-    SWIFT_BACKTRACE=enable=no CARKEY_FUZZ_TARGET=$target "$bin" $limit -jobs=1 -workers=1 -max_len=$maxlen -timeout=10 \
+    SWIFT_BACKTRACE=enable=no CARKEY_FUZZ_TARGET=$target "$bin" $limit -max_len=$maxlen -timeout=10 \
         -rss_limit_mb="$RSS" -malloc_limit_mb="$MALLOC" -print_final_stats=1 \
         -artifact_prefix="$FINDINGS/$target/" "$work" "Fuzz/corpus/$target" >"$log" 2>&1 || true
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
