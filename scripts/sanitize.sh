@@ -48,25 +48,30 @@ skip "artifact tests (DebianPackageTests, Aarch64StaticTests) skip without build
 suppressions=$root/scripts/sanitizer-suppressions-$mode.txt
 case $mode in
     address)
-        # LeakSanitizer off (SANITIZE_LEAKS=1 turns it on): at exit it reports the agent's
-        # object graph, built once per run and kept by a reference cycle (CarService,
-        # ConsoleContext, VehicleBody, GPIO lines; ~20 KB, the same for a 1 s or a 1 h run),
-        # and XCTest's own test-case objects. Growth over time is what matters and the long-run
-        # and RSS tests measure that; use-after-free, overflows and double frees stay checked.
+        # LeakSanitizer on for every product process the tests spawn (carkey-agent, carkey, the
+        # crasher): each is checked at its exit. The test runner itself opts out
+        # (Tests/Harness/LeakCheckScope.swift): it ends holding XCTest's objects and the fixtures
+        # tests keep. SANITIZE_LEAKS=0 turns the checks off.
         # quarantine_size_mb=8 (default 256): freed memory sits in the quarantine, so RSS grew
         # 165 MB in AttackCloudFloodTests' bound of 20 MB; 8 MB still catches a use soon after free.
-        export ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=${SANITIZE_LEAKS:-0}:quarantine_size_mb=8:strict_string_checks=1:check_initialization_order=1"
+        export ASAN_OPTIONS="log_path=$logs/asan:detect_leaks=${SANITIZE_LEAKS:-1}:quarantine_size_mb=8:strict_string_checks=1:check_initialization_order=1"
         [[ -f $suppressions ]] && export LSAN_OPTIONS="suppressions=$suppressions"
         # AttackCloudFloodTests bounds the agent's RSS growth at 20 MB; instrumented it grew
         # 24 MB (quarantine, allocator caches, shadow) where the plain build grows 0.
         export CARKEY_SANITIZER_RSS_SLACK_MIB=${CARKEY_SANITIZER_RSS_SLACK_MIB:-40}
-        [[ ${SANITIZE_LEAKS:-0} == 1 ]] || skip "leak checks (SANITIZE_LEAKS=1 turns them on): one-time object graphs reported at exit, see above"
+        # Latency deadlines that measure the design (the owner's session within 1 s during an
+        # attack) are scaled by this (Tests/Harness/SanitizerAllowance.swift).
+        export CARKEY_SANITIZER_TIME_SCALE=${CARKEY_SANITIZER_TIME_SCALE:-2}
+        [[ ${SANITIZE_LEAKS:-1} == 1 ]] || skip "leak checks (SANITIZE_LEAKS=0)"
         ;;
     thread)
         export TSAN_OPTIONS="log_path=$logs/tsan:halt_on_error=0:exitcode=66:second_deadlock_stack=1:history_size=4"
         [[ -f $suppressions ]] && export TSAN_OPTIONS="$TSAN_OPTIONS:suppressions=$suppressions"
         # TSan keeps shadow and history for every block: ASan's slack doubled (not measured).
         export CARKEY_SANITIZER_RSS_SLACK_MIB=${CARKEY_SANITIZER_RSS_SLACK_MIB:-80}
+        # The owner's handshakes under the Hello flood: 8/15 within 1 s, every one within 2.8 s
+        # (median 857 ms) with the test process's phone crypto instrumented too.
+        export CARKEY_SANITIZER_TIME_SCALE=${CARKEY_SANITIZER_TIME_SCALE:-4}
         ;;
 esac
 

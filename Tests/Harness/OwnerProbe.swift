@@ -61,7 +61,8 @@ public final class OwnerProbe: Sendable {
         self.phone = phone
         self.socketPath = socketPath
         self.intervalMillis = max(1, intervalMillis)
-        self.deadlineMillis = deadlineMillis
+        // Under a sanitizer the phone's own crypto in the test process runs several times slower.
+        self.deadlineMillis = deadlineMillis * SanitizerAllowance.timeScale
         self.command = command
     }
 

@@ -4,8 +4,10 @@ import Protocol
 
 extension ConsoleContext {
     func wire(_ commands: ControlCommands) {
-        openPairingWindow = { commands.openPairingWindow().map(\.code).mapError(\.fault) }
-        isPairingWindowOpen = { commands.isPairingWindowOpen() }
-        keyLines = { commands.keyLines() }
+        // Unowned: the commands hold the console (stats) that holds this context; they live as
+        // long as the control socket, which outlives every console line.
+        openPairingWindow = { [unowned commands] in commands.openPairingWindow().map(\.code).mapError(\.fault) }
+        isPairingWindowOpen = { [unowned commands] in commands.isPairingWindowOpen() }
+        keyLines = { [unowned commands] in commands.keyLines() }
     }
 }
