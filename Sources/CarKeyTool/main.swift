@@ -23,6 +23,7 @@ let tool = Tool(
         .revoke,
         .config,
         .command,
+        .service,
         .audit,
     ]
 )

@@ -27,8 +27,11 @@ final class AgentConfigCLITests: XCTestCase {
             (#"{"console": {"tty": "pty", "speed": 9600}}"#, "unknown key 'console.speed'"),
             (#"{"console": {"baud": 1234}}"#, "key 'console.baud': expected one of 9600"),
             (#"{"console": {"tty": "ttyS0"}}"#, "key 'console.tty': expected an absolute device path"),
-            (#"{"service": {"pin": "12ab"}}"#, "key 'service.pin': expected a string of 4 to 12 decimal digits"),
-            (#"{"service": {"pin": 1234}}"#, "key 'service.pin': expected a string of 4 to 12 decimal digits, found a number"),
+            (#"{"service": {"pin": "12ab"}}"#, "key 'service.pin': expected a string of 6 to 12 decimal digits"),
+            (#"{"service": {"pin": 1234}}"#, "key 'service.pin': expected a string of 6 to 12 decimal digits, found a number"),
+            (#"{"service": {"pin": "4938"}}"#, "key 'service.pin': expected a string of 6 to 12 decimal digits"),
+            (#"{"service": {"pinEnabled": "no"}}"#, "key 'service.pinEnabled': expected true or false"),
+            (#"{"service": {"challengeSeconds": 1}}"#, "key 'service.challengeSeconds': expected an integer from 5 to 600"),
             (#"{"service": {"timeoutSeconds": 5}}"#, "key 'service.timeoutSeconds': expected an integer from 30 to 3600"),
             (#"{"vehicleID": ""}"#, "key 'vehicleID': expected 1 to 32 printable ASCII characters"),
             (#"{"logLevel": "loud"}"#, "key 'logLevel': expected one of"),
@@ -41,7 +44,7 @@ final class AgentConfigCLITests: XCTestCase {
             XCTAssertEqual(result.status, 2, json)
             XCTAssertTrue(result.stderr.contains(expected), "\(json): \(result.stderr)")
             XCTAssertEqual(result.stderr.filter { $0 == "\n" }.count, 1, "one line: \(result.stderr)")
-            XCTAssertFalse(result.stderr.contains("12ab") || result.stderr.contains("1234\""), "values are never echoed: \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("12ab") || result.stderr.contains("1234\"") || result.stderr.contains("4938"), "values are never echoed: \(result.stderr)")
         }
     }
 

@@ -80,7 +80,7 @@ final class AgentConsoleTests: XCTestCase {
         XCTAssertFalse(garbage.utf8.contains(0x1B), "no escape byte is echoed or answered")
         XCTAssertTrue(garbage.contains("error: unknown command"), garbage)
         try console.type(String(repeating: "x", count: 5000) + "\r")
-        XCTAssertTrue(console.read(until: "discarded").contains("error: line too long (max 256 bytes), discarded"))
+        XCTAssertTrue(console.read(until: "discarded").contains("error: line too long (max 384 bytes), discarded"))
         XCTAssertTrue(try console.command("version").contains("carkey-agent 0.1.0"), "still answering after the flood")
 
         let config = try console.command("config")

@@ -10,7 +10,7 @@ import Glibc
 #endif
 
 final class RemoteCommandPolicyTests: XCTestCase {
-    static let pin = "4321"
+    static let pin = "432198"
     private let vehicle = AgentHarness.vehicle
 
     private func start(_ car: AgentHarness, broker: MosquittoBroker, remote: String) throws -> (BackgroundProcess, ConsoleClient) {

@@ -86,6 +86,9 @@ final class AgentConfigTests: XCTestCase {
             (#"{"service": {"pin": "123"}}"#, "service.pin"),
             (#"{"service": {"pin": "1234567890123"}}"#, "service.pin"),
             (#"{"service": {"pin": "98x6"}}"#, "service.pin"),
+            (#"{"service": {"pin": "24681"}}"#, "service.pin"),
+            (#"{"service": {"pinEnabled": 1}}"#, "service.pinEnabled"),
+            (#"{"service": {"challengeSeconds": 601}}"#, "service.challengeSeconds"),
             (#"{"service": {"timeoutSeconds": 29}}"#, "service.timeoutSeconds"),
             (#"{"service": {"timeoutSeconds": 3601}}"#, "service.timeoutSeconds"),
             (#"{"service": {"timeoutSeconds": 1.5}}"#, "service.timeoutSeconds"),
@@ -95,7 +98,7 @@ final class AgentConfigTests: XCTestCase {
             XCTAssertEqual(failure?.key, key, json)
             XCTAssertFalse("\(failure.map { "\($0)" } ?? "")".contains("98x6"), "values are not echoed")
         }
-        XCTAssertNil(error(#"{"service": {"pin": "0000"}}"#), "leading zeros are a valid PIN (it is a string)")
+        XCTAssertNil(error(#"{"service": {"pin": "000000"}}"#), "leading zeros are a valid PIN (it is a string)")
         if case .malformedJSON? = error(#"{"a": "#) {} else { XCTFail("malformed JSON") }
         if case .malformedJSON? = error(String(repeating: " ", count: AgentConfig.maxFileBytes + 1)) {} else { XCTFail("too large") }
     }

@@ -26,6 +26,11 @@ final class ConsoleCommandsTests: XCTestCase {
         XCTAssertEqual(commands.answer(String(repeating: "y", count: 40)), ["error: unknown command 'yyyyyyyyyyyyyyyyyyyyyyyy...' (type help)"])
         XCTAssertEqual(commands.answer("echo " + String(repeating: "z", count: 65)), ["error: malformed input (at most 8 words of 64 bytes)"])
         XCTAssertEqual(commands.answer("echo 1 2 3 4 5 6 7 8"), ["error: malformed input (at most 8 words of 64 bytes)"])
+        // A signed service answer is one long hex word: allowed up to its maximum, and only hex.
+        let longest = String(repeating: "a", count: ConsoleCommands.maxHexWordBytes)
+        XCTAssertEqual(commands.answer("echo " + longest), [longest])
+        XCTAssertEqual(commands.answer("echo " + longest + "a"), ["error: malformed input (at most 8 words of 64 bytes)"])
+        XCTAssertEqual(commands.answer("echo " + String(repeating: "g", count: 100)), ["error: malformed input (at most 8 words of 64 bytes)"])
     }
 
     func testOnlyThePINOfServiceOnIsMasked() {

@@ -46,8 +46,9 @@ final class VehicleEvents {
     }
 
     /// A console service action (service mode on/off, a wrong PIN, a test actuation).
-    func service(_ action: String, result: String, fault: String? = nil) {
-        append(NewEvent(kind: Self.serviceKind, time: clock.eventTime(), action: action, result: result,
+    /// `actor`: the key ID that signed a service challenge (nil for the PIN and for refusals).
+    func service(_ action: String, result: String, fault: String? = nil, actor: String? = nil) {
+        append(NewEvent(kind: Self.serviceKind, time: clock.eventTime(), actor: actor, action: action, result: result,
                         fault: fault.map { EventFault(name: $0) }, detailJSON: #"{"source":"console"}"#))
     }
 

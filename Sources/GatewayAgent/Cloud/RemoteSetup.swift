@@ -5,17 +5,24 @@ import Drivers
 import Protocol
 
 enum RemoteSetup {
-    static func inboundHandler(cloud: AgentCloud, service: CarService, keys: KeyService, body: VehicleBody, store: CarStore,
-                               options: RunOptions, console: ConsoleContext?, clock: AgentClock, log: AgentLog,
-                               uwb: UWBService? = nil, recoveredConfig: ConfigRecovery.Outcome? = nil) -> CloudInboundHandler {
-        let settings = options.config.remote
+    /// Who may sign remote objects and service challenges: the keychain's owners and shares, the
+    /// config's fleet keys and those enrolled from the cloud. Built once at start-up, also
+    /// without a cloud link (the console's signed service challenge needs it offline).
+    static func signers(keys: KeyService, store: CarStore, options: RunOptions, clock: AgentClock, log: AgentLog) -> RemoteSigners {
         let stored: [StoredFleetKey]
         do { stored = try FleetKeyStore.load(store) } catch {
             log.warn("remote: stored fleet keys unreadable (only the config's are used): \(error)")
             stored = []
         }
-        let signers = RemoteSigners(keychain: keys.keychain.shared, fleetKeys: settings.fleetKeys, stored: stored)
+        let signers = RemoteSigners(keychain: keys.keychain.shared, fleetKeys: options.config.remote.fleetKeys, stored: stored)
         signers.now = { let sample = clock.now(); return (sample.wallSeconds, sample.wallClockTrusted) }
+        return signers
+    }
+
+    static func inboundHandler(cloud: AgentCloud, service: CarService, keys: KeyService, signers: RemoteSigners, body: VehicleBody,
+                               store: CarStore, options: RunOptions, console: ConsoleContext?, clock: AgentClock, log: AgentLog,
+                               uwb: UWBService? = nil, recoveredConfig: ConfigRecovery.Outcome? = nil) -> CloudInboundHandler {
+        let settings = options.config.remote
         let remote = RemoteCommandService(cloud: cloud, store: store, actuator: body.actuator, signers: signers, settings: settings,
                                           vehicleID: options.vehicleID, clock: clock, log: log)
         remote.serviceModeActive = console.map { context in { context.serviceModeActive?() ?? false } }

@@ -16,8 +16,9 @@ extension AgentConfig {
         let ptyNote = consoleDevice == .pty ? " (\(consoleEndpoint))" : ""
         lines.append("console.tty: " + (consoleDevice?.description ?? "none") + ptyNote)
         lines.append("console.baud: \(consoleBaud)")
-        lines.append("service.pin: " + (servicePIN == nil ? "not set (service mode disabled)" : "set (hidden)"))
+        lines.append("service.pin: " + (servicePIN == nil ? "not set (signed challenge only)" : servicePINEnabled ? "set (hidden)" : "set (hidden), turned off (pinEnabled false)"))
         lines.append("service.timeoutSeconds: \(serviceTimeoutSeconds)")
+        lines.append("service.challengeSeconds: \(serviceChallengeSeconds)")
         lines.append("mqtt.url: " + (cloud.map { $0.endpoints.map(\.description).joined(separator: ", ") } ?? "none (offline)"))
         let tlsFiles: String = cloud?.tls.map { tls in [tls.caFile, tls.certificateFile ?? "-", tls.keyFile ?? "-"].joined(separator: " / ") } ?? "-"
         lines.append("mqtt.ca / cert / key: " + tlsFiles)

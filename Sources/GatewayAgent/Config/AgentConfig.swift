@@ -15,8 +15,9 @@ struct AgentConfig: Equatable {
     static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link", "proximity", "remote"]
     static let mqttKeys: Set<String> = ["url", "urls", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds", "heartbeatSeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
-    static let serviceKeys: Set<String> = ["pin", "timeoutSeconds"]
+    static let serviceKeys: Set<String> = ["pin", "pinEnabled", "timeoutSeconds", "challengeSeconds"]
     static let serviceTimeoutRange: ClosedRange<Int64> = 30...3600
+    static let serviceChallengeRange: ClosedRange<Int64> = 5...Int64(ServiceChallenge.maxLifetimeSeconds)
 
     var vehicleID: VehicleID?
     var stateDirectory: String?
@@ -26,9 +27,16 @@ struct AgentConfig: Equatable {
     /// nil: the mode's default (a pty in --simulate, none otherwise).
     var consoleDevice: ConsoleDevice?
     var consoleBaud = SerialPort.defaultBaud
-    /// nil: service mode (and with it `actuate` on the console) is disabled.
+    /// The PIN way into service mode; nil: none. The signed challenge (`service challenge`)
+    /// needs no setting: any owner key with manage, or fleet key, can sign it.
     var servicePIN: ServicePIN?
+    /// `service.pinEnabled: false` keeps the PIN in the file but refuses it.
+    var servicePINEnabled = true
+    /// The PIN that is accepted now: set and enabled.
+    var activeServicePIN: ServicePIN? { servicePINEnabled ? servicePIN : nil }
     var serviceTimeoutSeconds = 300
+    /// How long a service challenge waits for its signed answer.
+    var serviceChallengeSeconds = Int(ServiceChallenge.defaultLifetimeSeconds)
     /// The cloud link; nil: the car runs offline.
     var cloud: CloudOptions?
     /// The store's size and age budget (StoreSettings).
@@ -114,6 +122,13 @@ struct AgentConfig: Equatable {
 
     private mutating func readService(_ service: ConfigReader) throws(ConfigError) {
         servicePIN = try service.string("pin", expected: ServicePIN.expectation, ServicePIN.init(text:))
+        if service.has("pinEnabled") {
+            guard case .bool(let on)? = service.fields["pinEnabled"] else {
+                throw .invalidValue(key: service.key("pinEnabled"), expected: "true or false")
+            }
+            servicePINEnabled = on
+        }
         serviceTimeoutSeconds = try service.integer("timeoutSeconds", in: Self.serviceTimeoutRange) ?? serviceTimeoutSeconds
+        serviceChallengeSeconds = try service.integer("challengeSeconds", in: Self.serviceChallengeRange) ?? serviceChallengeSeconds
     }
 }

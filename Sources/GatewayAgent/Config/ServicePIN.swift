@@ -3,12 +3,12 @@
 import Protocol
 
 struct ServicePIN: Equatable, CustomStringConvertible {
-    static let lengthRange = 4...12
-    static let expectation = "a string of 4 to 12 decimal digits"
+    static let lengthRange = 6...12
+    static let expectation = "a string of 6 to 12 decimal digits"
 
     private let digits: Bytes
 
-    /// nil unless 4 to 12 ASCII digits.
+    /// nil unless 6 to 12 ASCII digits (4 digits fell to guessing: issue 17, ServicePINLockout).
     init?(text: String) {
         let bytes = Array(text.utf8)
         guard Self.lengthRange.contains(bytes.count), bytes.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }

@@ -15,6 +15,8 @@ final class AgentConsole: LoopSource {
     /// Output queued for a slow reader: several seconds at 115200 baud, many times the longest
     /// answer (`events 50`), and a bound on what a reader that never reads can cost in memory.
     static let outputCapacity = 64 * 1024
+    /// Longest input line: `service auth` with the longest signed answer is 279 characters.
+    static let maxLineBytes = 384
 
     private let device: ConsoleDevice
     private let baud: Int
@@ -118,7 +120,8 @@ final class AgentConsole: LoopSource {
     private func connect() throws(SerialError) {
         guard let transport = try ConsoleTransport.open(device, baud: baud) else { return }
         let commands = self.commands
-        let console = LineConsole(input: transport.input, output: transport.output, echo: transport.interactive,
+        let console = LineConsole(input: transport.input, output: transport.output, maxLineBytes: Self.maxLineBytes,
+                                  echo: transport.interactive,
                                   prompt: transport.interactive ? Self.prompt : nil, outputCapacity: Self.outputCapacity,
                                   echoMask: { ConsoleCommands.masksSecret($0) }, handler: { commands.answer($0) })
         self.transport = transport

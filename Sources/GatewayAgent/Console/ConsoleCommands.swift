@@ -1,8 +1,9 @@
 // The console's command set: splits a line into words, routes it to the group that owns the
 // first word, and turns anything else into one error line. Lines arrive bounded (LineAssembler,
-// 256 bytes) with control bytes removed; words are bounded again here so no group sees more
-// than it expects.
+// AgentConsole.maxLineBytes) with control bytes removed; words are bounded again here so no
+// group sees more than it expects.
 import Drivers
+import Protocol
 
 final class ConsoleCommands: @unchecked Sendable {
     // @unchecked Sendable: LineConsole wants a @Sendable handler, but this object is used only
@@ -10,6 +11,8 @@ final class ConsoleCommands: @unchecked Sendable {
 
     static let maxWords = 8
     static let maxWordBytes = 64
+    /// A word of hex digits may be longer: a signed service answer (`service auth ANSWER`).
+    static let maxHexWordBytes = 2 * ServiceAuthorisation.maxLength
 
     private let groups: [any ConsoleCommandGroup]
 
@@ -20,7 +23,7 @@ final class ConsoleCommands: @unchecked Sendable {
     func answer(_ line: String) -> [String] {
         let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
         guard let verb = words.first else { return [] }
-        guard words.count <= Self.maxWords, words.allSatisfy({ $0.utf8.count <= Self.maxWordBytes }) else {
+        guard words.count <= Self.maxWords, words.allSatisfy(Self.isBounded) else {
             return ["error: malformed input (at most \(Self.maxWords) words of \(Self.maxWordBytes) bytes)"]
         }
         if verb == "help" || verb == "?" { return help(words.dropFirst().first) }
@@ -28,6 +31,11 @@ final class ConsoleCommands: @unchecked Sendable {
             return ["error: unknown command \(ConsoleText.quote(verb)) (type help)".replacingDoubleSpace]
         }
         return group.run(words)
+    }
+
+    private static func isBounded(_ word: String) -> Bool {
+        let count = word.utf8.count
+        return count <= maxWordBytes || (count <= maxHexWordBytes && word.utf8.allSatisfy { Character(Unicode.Scalar($0)).isHexDigit })
     }
 
     private func help(_ topic: String?) -> [String] {

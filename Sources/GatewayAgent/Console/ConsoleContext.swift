@@ -6,6 +6,7 @@ import Protocol
 
 final class ConsoleContext {
     let config: AgentConfig
+    let vehicleID: VehicleID
     let cloudOptions: CloudOptions?
     let body: VehicleBody
     let store: CarStore
@@ -32,13 +33,17 @@ final class ConsoleContext {
     var proximityLine: (() -> String)?
     /// True while service mode is on (remote commands are refused then, RemoteSettings).
     var serviceModeActive: (() -> Bool)?
+    /// Who may sign a service challenge (owner keys with manage, fleet keys), set at start-up.
+    var serviceSigners: RemoteSigners?
     /// Console lines dropped because nobody read them (AgentConsole's bounded output).
     var consoleDroppedLines: () -> Int = { 0 }
     /// Writes lines to the console outside an answer (a pulse that ended, a pairing code).
     var notify: ([String]) -> Void = { _ in }
 
-    init(config: AgentConfig, cloudOptions: CloudOptions?, body: VehicleBody, store: CarStore, clock: AgentClock, log: AgentLog) {
+    init(config: AgentConfig, vehicleID: VehicleID, cloudOptions: CloudOptions?, body: VehicleBody, store: CarStore,
+         clock: AgentClock, log: AgentLog) {
         self.config = config
+        self.vehicleID = vehicleID
         self.cloudOptions = cloudOptions
         self.body = body
         self.store = store

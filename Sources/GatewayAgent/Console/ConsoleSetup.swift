@@ -16,7 +16,7 @@ struct ConsoleSetup {
     static func make(options: RunOptions, body: VehicleBody, store: CarStore, clock: AgentClock, log: AgentLog,
                      uwb: UWBService? = nil, simulatedUWB: SimulatedUWBRadio? = nil) throws -> ConsoleSetup {
         let config = options.config
-        let context = ConsoleContext(config: config, cloudOptions: options.cloud, body: body, store: store, clock: clock, log: log)
+        let context = ConsoleContext(config: config, vehicleID: options.vehicleID, cloudOptions: options.cloud, body: body, store: store, clock: clock, log: log)
         let service = ServiceCommands(context: context)
         var groups: [any ConsoleCommandGroup] = [
             InfoCommands(context: context),
@@ -36,11 +36,19 @@ struct ConsoleSetup {
         let console = try AgentConsole.open(config.consoleDevice ?? .none, baud: config.consoleBaud,
                                             commands: ConsoleCommands(groups: groups), clock: clock, log: log)
         context.endpoint = console?.endpoint ?? "none"
-        context.notify = { lines in console?.notify(lines) }
-        context.consoleDroppedLines = { console?.droppedLines ?? 0 }
-        body.completions.onServiceTest = { actuation, outcome in context.notify(service.finished(actuation, outcome)) }
-        context.serviceModeActive = { service.remainingMillis > 0 }
-        body.sampler.onPairingRequested = { pairingButton(context) }
+        // Weak captures: the console holds the groups that hold the context, and the body lives
+        // as long as the context; strong ones would make cycles that outlive the run.
+        context.notify = { [weak console] lines in console?.notify(lines) }
+        context.consoleDroppedLines = { [weak console] in console?.droppedLines ?? 0 }
+        body.completions.onServiceTest = { [weak context, weak service] actuation, outcome in
+            guard let context, let service else { return }
+            context.notify(service.finished(actuation, outcome))
+        }
+        context.serviceModeActive = { [weak service] in (service?.remainingMillis ?? 0) > 0 }
+        body.sampler.onPairingRequested = { [weak context] in
+            guard let context else { return }
+            pairingButton(context)
+        }
         // The keys hooks (pair, keys, pairing window state) are set by the start-up code:
         // ConsoleContext.wire(ControlCommands), the same commands as DIR/control.sock.
         return ConsoleSetup(context: context, console: console, simulation: simulation)

@@ -85,6 +85,8 @@ struct CarAgent {
         commands.stats?.consoleOutput = console.console
         console.context.wire(commands)
         commands.simulation = console.simulation.map { simulation in { words in simulation.run(words) } }
+        let signers = RemoteSetup.signers(keys: keys, store: store, options: options, clock: clock, log: log)
+        console.context.serviceSigners = signers
         console.context.auditStats = { [unowned service] in service.auditStats }
         console.context.linkSnapshot = { [unowned service] in service.linkSnapshot }
 
@@ -105,7 +107,7 @@ struct CarAgent {
             try cloud.start(initialState: service.vehicleState)
             service.stateObserver = { cloud.report($0) }
             uwb?.onZoneChanged = { [unowned service] zone, metres in cloud.report(service.vehicleState, proximity: (zone, metres)) }
-            let inbound = RemoteSetup.inboundHandler(cloud: cloud, service: service, keys: keys, body: body, store: store,
+            let inbound = RemoteSetup.inboundHandler(cloud: cloud, service: service, keys: keys, signers: signers, body: body, store: store,
                                                      options: options, console: console.context, clock: clock, log: log,
                                                      uwb: uwb, recoveredConfig: recoveredConfig)
             cloudSources.append(CloudInboundSource(cloud: cloud, handler: inbound))
