@@ -1,10 +1,10 @@
-// Service-mode authorisation (docs/protocol.md 18.14): the known-answer example byte for byte,
+// Service-mode authorisation (docs/protocol.md 18.13): the known-answer example byte for byte,
 // strict decoding, and each of the gate's checks with its fault, in the documented order.
 import XCTest
 @testable import Protocol
 
 final class ServiceChallengeTests: XCTestCase {
-    /// The example in docs/protocol.md 18.14 (the same signer key as the remote-command example).
+    /// The example in docs/protocol.md 18.13 (the same signer key as the remote-command example).
     static let scalar = RemoteCommandTests.scalar
     static let nonce = Bytes(0..<16)
     static let vehicle = try! VehicleID("OCK-SIM-0001")
@@ -52,6 +52,14 @@ final class ServiceChallengeTests: XCTestCase {
         var (gate, _) = try gate()
         let accepted = try gate.authorise(answerBytes, nowMillis: 2_000, signers: directory(), isRevoked: { _ in false })
         XCTAssertEqual(accepted.signer.keyID, ownerID)
+    }
+
+    func testTheDocumentShowsTheseBytes() throws {
+        let doc = try XCTUnwrap(readRepositoryFile("docs/protocol.md"), "docs/protocol.md missing")
+        let blocks = DocumentHexBlocks.blocks(in: doc)
+        XCTAssertTrue(blocks.contains(Self.challengeHex), "18.13 shows the challenge")
+        XCTAssertTrue(blocks.contains(Self.answerPrefixHex + Self.signatureHex), "18.13 shows the answer")
+        XCTAssertTrue(doc.contains("`c9afa9d845ba75166b5c215767b1d6934e50c3db36e89b127b8a622b120f6721`"))
     }
 
     func testSignedAnswersRoundTripAndAreFresh() throws {

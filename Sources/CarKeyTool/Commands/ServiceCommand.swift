@@ -1,5 +1,5 @@
 // `carkey service sign`: the field engineer's half of service-mode authorisation
-// (docs/operations.md "Service mode", docs/protocol.md 18.14). The car's console shows a
+// (docs/operations.md "Service mode", docs/protocol.md 18.13). The car's console shows a
 // challenge; this signs it with an owner key (manage permission) or a fleet key and prints the
 // answer to paste back as `service auth ANSWER`. The car decides everything (its own deadline,
 // the key's standing); the checks here only catch a wrong paste early.

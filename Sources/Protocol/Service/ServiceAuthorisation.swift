@@ -1,4 +1,4 @@
-// The signed answer to a ServiceChallenge (docs/protocol.md 18.14), 74 + C bytes where C is the
+// The signed answer to a ServiceChallenge (docs/protocol.md 18.13), 74 + C bytes where C is the
 // challenge's length (27 + L):
 //   0        type 0x49
 //   1        version 0x01

@@ -1,4 +1,4 @@
-// Service-mode authorisation on the serial console (docs/protocol.md 18.14). The car shows a
+// Service-mode authorisation on the serial console (docs/protocol.md 18.13). The car shows a
 // challenge; an owner key with `manage`, or a fleet key, signs it on a laptop (`carkey service
 // sign`); the engineer pastes the answer back. Both travel as hex on the console.
 //
