@@ -117,6 +117,13 @@ final class ServiceAuthorisationTests: XCTestCase {
         XCTAssertTrue(try console.command("service").contains("PIN on, 0 wrong in a row"), "a correct authorisation resets the count")
         XCTAssertTrue(try console.command("service off").contains("service mode: off"))
 
+        let help = try console.command("help service")
+        XCTAssertTrue(help.contains("service challenge") && help.contains("service auth ANSWER"), help)
+        let json = try sign(first, key: owner.path, extra: ["--json"])
+        XCTAssertEqual(json.status, 0, json.stderr)
+        XCTAssertTrue(json.stdout.hasPrefix(#"{"vehicle":"OCK-SIM-0001","nonce":""#), json.stdout)
+        XCTAssertTrue(json.stdout.contains(#""signer":"\#(ownerID)","answer":"4901"#), json.stdout)
+
         // Replayed: the same answer again.
         XCTAssertTrue(try console.command("service auth \(answer)").contains("refused: reusedChallenge"))
 
