@@ -47,9 +47,11 @@ enum AgentFuzzTargets {
     ]
 
     /// A stand-in group: the dispatcher and word limits are what is fuzzed, not the verbs.
+    /// Its answer starts with "echo:" so it can never pass for the dispatcher's own error line
+    /// (the 10 M campaign found `echo error: unknown<U+FFFD>` echoed back and taken for one).
     final class EchoGroup: ConsoleCommandGroup {
         let help: [(usage: String, summary: String)] = [("echo WORD...", "says the words back")]
         let verbs: Set<String> = ["echo"]
-        func run(_ words: [String]) -> [String] { [words.dropFirst().joined(separator: " ")] }
+        func run(_ words: [String]) -> [String] { ["echo: " + words.dropFirst().joined(separator: " ")] }
     }
 }
