@@ -1,0 +1,120 @@
+// One ESYS context on one TCTI, behind one lock. ESYS contexts are not thread-safe and the
+// agent signs and does ECDH from more than one thread, so every TPM command goes through
+// `withContext`, which serialises them (a TPM runs one command at a time anyway).
+#if canImport(Glibc)
+import Glibc
+#endif
+import CTSS2
+
+final class TPM2Device: @unchecked Sendable {
+    // @unchecked Sendable: `esys` and `tctiContext` are only touched while `lock` is held.
+    let library: TPM2Library
+    /// The TCTI configuration string ("device:/dev/tpmrm0", "swtpm:host=...,port=...").
+    let tcti: String
+    private let lock = Lock()
+    private var esys: OpaquePointer?
+    private var tctiContext: OpaquePointer?
+    /// Set when the transport failed: ESYS then refuses every later call as out of sequence,
+    /// which would read as a TPM error; the caller should hear "the TPM is gone" instead.
+    private var lost = false
+
+    init(tcti: String) throws(SecureKeyError) {
+        library = try TPM2Library.shared()
+        self.tcti = tcti
+        var tctiContext: OpaquePointer?
+        let loaded = library.tctiInitialize(tcti, &tctiContext)
+        guard loaded == TSS2_RC_SUCCESS, let tctiContext else { throw unreachable(loaded) }
+        var esys: OpaquePointer?
+        let initialised = library.initialize(&esys, tctiContext, nil)
+        guard initialised == TSS2_RC_SUCCESS, esys != nil else {
+            var doomed: OpaquePointer? = tctiContext
+            library.tctiFinalize(&doomed)
+            throw unreachable(initialised)
+        }
+        self.tctiContext = tctiContext
+        self.esys = esys
+    }
+
+    deinit { finalize() }
+
+    /// Ends the ESYS context and the TCTI. `beforeClosing` runs first with the context (flushes
+    /// of transient objects); later calls to `withContext` throw.
+    func close(_ beforeClosing: (OpaquePointer) -> Void = { _ in }) {
+        lock.withLock {
+            if let esys { beforeClosing(esys) }
+            finalize()
+        }
+    }
+
+    private func finalize() {
+        if esys != nil { library.finalize(&esys) }
+        if tctiContext != nil { library.tctiFinalize(&tctiContext) }
+        esys = nil
+        tctiContext = nil
+    }
+
+    /// Runs `body` with the ESYS context, holding the lock.
+    func withContext<T>(_ body: (OpaquePointer) throws(SecureKeyError) -> T) throws(SecureKeyError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let esys else {
+            throw .deviceMissing(device: deviceName, fix: "the TPM key vault was closed; open it again")
+        }
+        guard !lost else {
+            throw .deviceMissing(device: deviceName, fix: "the TPM stopped answering earlier; restart the agent once it is back")
+        }
+        return try body(esys)
+    }
+
+    var deviceName: String { "TPM 2.0 at \(tcti)" }
+
+    /// Throws the error for `code` unless it is success.
+    func check(_ code: TSS2_RC, _ operation: String) throws(SecureKeyError) {
+        guard code != TSS2_RC_SUCCESS else { return }
+        throw error(code, operation)
+    }
+
+    /// What a failed command means for the caller. A TCTI (transport) failure, or any layer
+    /// reporting I/O or connection loss, is the TPM going away, which the operator fixes
+    /// differently from a TPM that answered with an error.
+    func error(_ code: TSS2_RC, _ operation: String) -> SecureKeyError {
+        let layer = TPM2Layer.of(code)
+        let base = code & 0xFFFF
+        if layer == TPM2Layer.tcti || (layer != TPM2Layer.tpm && (base == TSS2_BASE_RC_IO_ERROR || base == TSS2_BASE_RC_NO_CONNECTION)) {
+            // Callers hold the lock (they are inside `withContext`).
+            lost = true
+            return unreachable(code)
+        }
+        return .operationFailed(operation: "TPM2 \(operation)", code: UInt64(code), detail: library.describe(code))
+    }
+
+    private func unreachable(_ code: TSS2_RC) -> SecureKeyError {
+        .deviceMissing(device: deviceName,
+                       fix: "no TPM answered (\(library.describe(code))): check that the TPM is enabled, that the device "
+                           + "exists and this user may open it (group tss for /dev/tpmrm0), and the vault's tcti setting")
+    }
+
+    /// Copies an ESYS-allocated output and frees it (Esys_Free), so no caller forgets to.
+    func take<T>(_ pointer: UnsafeMutablePointer<T>?) -> T? {
+        guard let pointer else { return nil }
+        let value = pointer.pointee
+        library.free(pointer)
+        return value
+    }
+
+    /// As `take`, for outputs holding secrets: the ESYS copy is zeroed before it is freed.
+    func takeSecret<T>(_ pointer: UnsafeMutablePointer<T>?) -> T? {
+        guard let pointer else { return nil }
+        let value = pointer.pointee
+        explicit_bzero(pointer, MemoryLayout<T>.size)
+        library.free(pointer)
+        return value
+    }
+
+    /// Flushes a transient object or session, ignoring failure (used on cleanup paths, where
+    /// the first error is the one worth reporting).
+    func flush(_ esys: OpaquePointer, _ handle: ESYS_TR) {
+        guard handle != ESYS_TR_NONE else { return }
+        _ = library.flushContext(esys, handle)
+    }
+}

@@ -1,0 +1,123 @@
+// The TPM 2.0 key vault (issue 18): the storage key sealed by the TPM, the identity key
+// generated in it. The state directory keeps only TPM blobs (tpm2-identity.*, tpm2-storage.*),
+// which load on this board's TPM and nowhere else: an imaged SD card yields neither key.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CTSS2
+import Protocol
+
+public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
+    // @unchecked Sendable: `identity` is guarded by `stateLock`; TPM access by the device's lock.
+    public static let defaultTCTI = "device:/dev/tpmrm0"
+
+    public let kind = "tpm2"
+    public let tcti: String
+    public let stateDirectory: String
+    /// The PCRs (SHA-256 bank) the storage key is bound to; empty when unbound.
+    public var pcrs: [Int] { binding.indexes }
+
+    private let device: TPM2Device
+    private let binding: TPM2PCRBinding
+    private let primary: ESYS_TR
+    private let manufacturer: String?
+    private let stateLock = Lock()
+    private var identity: TPM2Identity?
+    private var identityHandle: ESYS_TR = ESYS_TR_NONE
+
+    var identityFiles: TPM2BlobFiles { TPM2BlobFiles(directory: stateDirectory, name: "tpm2-identity") }
+    var storageFiles: TPM2BlobFiles { TPM2BlobFiles(directory: stateDirectory, name: "tpm2-storage") }
+
+    /// Connects to the TPM through `tcti` and derives the storage primary (the same key at
+    /// every open on the same TPM). Throws deviceMissing when the libraries or the TPM are not
+    /// there.
+    public init(tcti: String = TPM2KeyVault.defaultTCTI, stateDirectory: String, pcrs: [Int] = []) throws(SecureKeyError) {
+        self.tcti = tcti
+        self.stateDirectory = stateDirectory
+        binding = try TPM2PCRBinding(pcrs)
+        let device = try TPM2Device(tcti: tcti)
+        self.device = device
+        (primary, manufacturer) = try device.withContext { esys throws(SecureKeyError) in
+            (try device.createPrimary(esys), device.manufacturer(esys))
+        }
+    }
+
+    deinit { close() }
+
+    /// Flushes the transient objects and ends the connection. Identity keys handed out stop
+    /// working (their calls throw deviceMissing).
+    public func close() {
+        stateLock.withLock {
+            let identityHandle = self.identityHandle
+            self.identityHandle = ESYS_TR_NONE
+            identity = nil
+            device.close { esys in
+                device.flush(esys, identityHandle)
+                device.flush(esys, primary)
+            }
+        }
+    }
+
+    public var summary: String {
+        let maker = manufacturer.map { "manufacturer \($0), " } ?? ""
+        let bound = binding.isBound ? ", storage key bound to \(binding.description)" : ""
+        return "TPM 2.0 at \(tcti) (\(maker)primary ECC P-256 under owner, identity and storage key blobs in \(stateDirectory)/tpm2-*\(bound))"
+    }
+
+    public func deviceIdentity(create: Bool) throws(SecureKeyError) -> (any ProtocolKeyAgreement)? {
+        try stateLock.withLock { () throws(SecureKeyError) -> (any ProtocolKeyAgreement)? in
+            if let identity { return identity }
+            let files = identityFiles
+            let loaded: (ESYS_TR, TPMT_PUBLIC)? = try device.withContext { esys throws(SecureKeyError) in
+                var blobs = try files.read(device.library)
+                if blobs == nil {
+                    guard create else { return nil }
+                    var sensitive = TPM2B_SENSITIVE_CREATE()
+                    let made = try device.create(esys, parent: primary, session: ESYS_TR_PASSWORD, template: TPM2Templates.identity(),
+                                                 sensitive: &sensitive, what: "identity key")
+                    try files.write(device.library, public: made.public, private: made.private)
+                    blobs = made
+                }
+                guard let blobs else { return nil }
+                guard TPM2Templates.isIdentity(blobs.public.publicArea) else {
+                    throw .malformed(what: "\(files.publicPath) (not a fixedTPM P-256 identity key)")
+                }
+                let handle = try device.load(esys, parent: primary, public: blobs.public, private: blobs.private, files: files)
+                return (handle, blobs.public.publicArea)
+            }
+            guard let loaded else { return nil }
+            let handle = loaded.0
+            let made: TPM2Identity
+            do throws(SecureKeyError) {
+                made = try TPM2Identity(device: device, handle: handle, publicArea: loaded.1)
+            } catch {
+                try? device.withContext { esys throws(SecureKeyError) in device.flush(esys, handle) }
+                throw error
+            }
+            identity = made
+            identityHandle = handle
+            return made
+        }
+    }
+
+    /// The 32-byte storage key: unsealed from tpm2-storage.* or, on first use, made and sealed.
+    public func storageKey() throws(SecureKeyError) -> Bytes {
+        let files = storageFiles
+        return try device.withContext { esys throws(SecureKeyError) in
+            try device.storageKey(esys, primary: primary, files: files, binding: binding)
+        }
+    }
+
+    /// Extends a SHA-256 PCR (tests: what a changed boot component does to a bound key).
+    func extendPCR(_ index: Int, digest: Bytes) throws(SecureKeyError) {
+        precondition((0...23).contains(index) && digest.count == 32)
+        var values = TPML_DIGEST_VALUES()
+        values.count = 1
+        values.digests.0.hashAlg = TPM2_ALG_SHA256
+        _ = TPM2Buffers.store(digest, into: &values.digests.0.digest)
+        try device.withContext { esys throws(SecureKeyError) in
+            try device.check(device.library.pcrExtend(esys, ESYS_TR_PCR0 + ESYS_TR(index), ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &values),
+                             "PCR_Extend")
+        }
+    }
+}

@@ -1,0 +1,92 @@
+// A private SoftHSM2 token for one test: its own softhsm2.conf and token folder under /tmp,
+// initialised with softhsm2-util. SoftHSM reads SOFTHSM2_CONF at C_Initialize, so `activate`
+// sets it for the process before a vault loads (or, after every vault closed, reloads) the
+// module.
+#if canImport(Glibc)
+import Glibc
+#endif
+import Drivers
+import Protocol
+import TestHarness
+import XCTest
+
+final class SoftHSMToken {
+    static let modulePath = "/usr/lib/softhsm/libsofthsm2.so"
+
+    let root: String
+    let configPath: String
+    let label: String
+    let pin: Bytes
+
+    /// softhsm2-util on this machine, or nil.
+    static var utilityPath: String? {
+        ["/usr/bin/softhsm2-util", "/usr/local/bin/softhsm2-util"].first { access($0, X_OK) == 0 }
+    }
+
+    /// Skips the test when SoftHSM2 is not installed; fails instead under CARKEY_REQUIRE_ARTIFACTS=1.
+    static func require() throws -> String {
+        if let utility = utilityPath, access(modulePath, R_OK) == 0 { return utility }
+        if let required = getenv("CARKEY_REQUIRE_ARTIFACTS"), String(cString: required) == "1" {
+            XCTFail("SoftHSM2 is required by CARKEY_REQUIRE_ARTIFACTS=1: apt-get install softhsm2")
+            throw XCTSkip("softhsm2 missing")
+        }
+        throw XCTSkip("SoftHSM2 not installed (softhsm2-util, \(modulePath)): apt-get install softhsm2")
+    }
+
+    /// A fresh token labelled `label` in a new private folder; SOFTHSM2_CONF now points at it.
+    init(label: String, soPin: String = "87654321", pin: String = "123456") throws {
+        let utility = try Self.require()
+        self.label = label
+        self.pin = Array(pin.utf8)
+        root = TestFolders.make(prefix: "opencarkey-softhsm")
+        configPath = root + "/softhsm2.conf"
+        let tokens = root + "/tokens"
+        guard mkdir(tokens, 0o700) == 0 else { throw Failure("mkdir \(tokens): errno \(errno)") }
+        try Files.writeAtomically(Array("""
+            directories.tokendir = \(tokens)
+            objectstore.backend = file
+            log.level = ERROR
+            slots.removable = false
+
+            """.utf8), to: configPath)
+        activate()
+        try Self.run([utility, "--init-token", "--free", "--label", label, "--so-pin", soPin, "--pin", pin], logIn: root)
+    }
+
+    /// Points SoftHSM (at its next C_Initialize) at this token's folder.
+    func activate() {
+        setenv("SOFTHSM2_CONF", configPath, 1)
+    }
+
+    func remove() {
+        TestFolders.remove(root)
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// Runs `arguments` with this process's environment (so SOFTHSM2_CONF), output to a log in
+    /// `folder`; throws unless it exits 0.
+    private static func run(_ arguments: [String], logIn folder: String) throws {
+        let log = folder + "/softhsm2-util.log"
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, arguments[0], &actions, nil, argv, environ)
+        guard spawned == 0 else { throw Failure("spawn \(arguments[0]): \(spawned)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? Files.read(log)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        // Normal exit with status 0 (the wait status's low 7 bits are a signal, the next 8 the code).
+        guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
+            throw Failure("\(arguments[0]) \(arguments[1]) failed (wait status \(status)): \(output)")
+        }
+    }
+}

@@ -1,0 +1,85 @@
+// A swtpm (TPM 2.0 simulator) on loopback for the TPM vault tests: its own state folder, two
+// free ports (commands P, control P+1), started with startup-clear so it is ready at once, and
+// killed by its owner (deinit too, so a failing test never leaves one running).
+#if canImport(Glibc)
+import Glibc
+#endif
+import TestHarness
+import XCTest
+
+final class TPM2SoftwareTPM {
+    let port: Int32
+    let stateFolder: String
+    private var process: AgentProcess?
+
+    /// "swtpm:host=127.0.0.1,port=P", the TCTI string for the vault.
+    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+
+    /// The swtpm binary, or XCTSkip (a failure when CARKEY_REQUIRE_ARTIFACTS=1).
+    static func binary() throws -> String {
+        for candidate in ["/usr/bin/swtpm", "/usr/local/bin/swtpm"] where access(candidate, X_OK) == 0 {
+            return candidate
+        }
+        if let required = getenv("CARKEY_REQUIRE_ARTIFACTS"), String(cString: required) == "1" {
+            XCTFail("swtpm is required by CARKEY_REQUIRE_ARTIFACTS=1 (apt install swtpm)")
+            throw XCTSkip("swtpm missing")
+        }
+        throw XCTSkip("swtpm not installed (apt install swtpm swtpm-tools)")
+    }
+
+    /// Starts a TPM whose state lives in `stateFolder` (a fresh folder: a new TPM with its own
+    /// seeds; the same folder again: the same TPM after a restart).
+    init(stateFolder: String) throws {
+        let binary = try Self.binary()
+        self.stateFolder = stateFolder
+        var lastLog = ""
+        for _ in 0..<5 {
+            let port = try Self.freePortPair()
+            let process = try AgentProcess(binary, [
+                "socket", "--tpm2",
+                "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
+                "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
+                "--tpmstate", "dir=\(stateFolder)",
+                "--flags", "not-need-init,startup-clear",
+            ])
+            if process.wait(timeoutSeconds: 10, until: { MosquittoBroker.canConnect(port: port + 1) }) {
+                self.port = port
+                self.process = process
+                return
+            }
+            lastLog = process.stderrTail
+            _ = process.stop(signal: SIGKILL, timeoutSeconds: 2)
+        }
+        throw XCTSkip("swtpm did not start: \(lastLog)")
+    }
+
+    deinit { kill() }
+
+    /// Stops the TPM at once (SIGKILL: a TPM that vanishes, not one shutting down politely).
+    func kill() {
+        guard let process else { return }
+        _ = process.stop(signal: SIGKILL, timeoutSeconds: 5)
+        self.process = nil
+    }
+
+    /// A port P with P+1 free as well (swtpm's control channel).
+    private static func freePortPair() throws -> Int32 {
+        for _ in 0..<20 {
+            let port = try MosquittoBroker.freeLoopbackPort()
+            if port < 65535, isFree(port + 1) { return port }
+        }
+        throw XCTSkip("no two adjacent free loopback ports")
+    }
+
+    private static func isFree(_ port: Int32) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
