@@ -27,13 +27,27 @@ done
 repo=$(git rev-parse --show-toplevel)
 shared=${OPENCARKEY_SHARED:-$repo/../shared}
 
+# What the chroot builds and tests with. libtss2-dev and libp11-kit-dev: the CTSS2 and CPKCS11
+# headers (nothing links them); swtpm, swtpm-tools and softhsm2: the TPM and PKCS#11 vault
+# tests' software devices (issue 18), which would otherwise skip.
+packages="swiftlang libssl-dev libmosquitto-dev libgpiod-dev libbluetooth-dev libsqlite3-dev pkg-config mosquitto mosquitto-clients openssl
+    libtss2-dev libp11-kit-dev swtpm swtpm-tools softhsm2"
 if [ ! -x "$root/usr/bin/swift" ]; then
     command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
     [ -d "$root/usr" ] || debootstrap --variant=minbase --include=ca-certificates trixie "$root" http://deb.debian.org/debian
     printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: trixie\nComponents: main\n' \
         > "$root/etc/apt/sources.list.d/debian.sources"
     chroot "$root" bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        swiftlang libssl-dev libmosquitto-dev libgpiod-dev libbluetooth-dev libsqlite3-dev pkg-config mosquitto mosquitto-clients openssl" >/dev/null
+        $(echo $packages)" >/dev/null
+fi
+# A chroot made before a package joined the list gets it now (silent when nothing is missing).
+missing=$(for p in $packages; do
+    [[ $(chroot "$root" dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null) == installed ]] || echo "$p"
+done)
+if [[ -n $missing ]]; then
+    echo "check-swift60: installing into $root: $(echo $missing)"
+    chroot "$root" bash -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        $(echo $missing)" >/dev/null
 fi
 # Chroots made by this script before the v2 backend had bookworm's v1 header and library
 # copied over trixie's; put trixie's own back (the v1 header defines GPIOD_LINE_BULK_MAX_LINES).

@@ -11,6 +11,7 @@ import Glibc
 let benchmarks: [(String, () throws -> Void)] = [
     ("ecdsa", { try ECDSAVerifyBench.run() }),
     ("handshake", { try HandshakeBench.run() }),
+    ("vault", { try VaultBench.run() }),
     ("outbox", { try OutboxBench.run() }),
     ("idle", { try IdleAgentBench.run() }),
     ("cellular", { try CellularBillBench.run() }),

@@ -23,6 +23,7 @@ let agent = Tool(
         .stats,
         .backup,
         .restore,
+        .vault,
         .sim,
     ]
 )

@@ -37,7 +37,7 @@ final class TPM2VaultTests: XCTestCase {
     }
 
     private func startTPM(stateFolder: String? = nil) throws -> TPM2SoftwareTPM {
-        let tpm = try TPM2SoftwareTPM(stateFolder: stateFolder ?? folder("opencarkey-swtpm"))
+        let tpm = try requireDevice { try TPM2SoftwareTPM(stateFolder: stateFolder ?? folder("opencarkey-swtpm")) }
         tpms.append(tpm)
         return tpm
     }
@@ -340,5 +340,13 @@ private extension String {
         let hundredths = Int((value * 100).rounded())
         let fraction = hundredths % 100
         self = "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+}
+
+/// A device the harness could not provide: skipped, or failed under CARKEY_REQUIRE_ARTIFACTS=1.
+private func requireDevice<T>(_ make: () throws -> T) throws -> T {
+    do { return try make() } catch let missing as HarnessUnavailable {
+        if missing.required { XCTFail("required by CARKEY_REQUIRE_ARTIFACTS=1: \(missing)") }
+        throw XCTSkip(missing.description)
     }
 }

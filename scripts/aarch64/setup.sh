@@ -34,7 +34,8 @@ mkdir -p "$STAMPS" "$LOGS"
 setup_start=$(now)
 
 # Bump a revision when the commands of its step change, so existing caches redo that step.
-SDK_REVISION=5
+# (SDK 6: the tss2 and PKCS#11 headers of step 3c in the sysroot.)
+SDK_REVISION=6
 MOSQUITTO_REVISION=2
 
 # run_logged NAME CMD...: output to logs/NAME.log; the tail of it on failure.
@@ -117,6 +118,7 @@ stamped "$sdk_stamp" || need_arm64=1
 [[ $GPIOD_API == v1 ]] && ! stamped "gpiod-v1-bookworm" && need_arm64=1
 [[ $GPIOD_API == v2 ]] && ! stamped "gpiod-v2-trixie" && need_arm64=1
 stamped clibs-bookworm || need_arm64=1
+stamped keyheaders-bookworm || need_arm64=1
 if [[ $need_arm64 == 1 ]]; then
     if ! stamped arm64-debootstrap-trixie-stage1; then
         t=$(now); echo "aarch64: debootstrap --foreign trixie arm64 -> $ARM64"
@@ -220,6 +222,23 @@ if ! stamped clibs-bookworm; then
     stamp clibs-bookworm; step_done "OpenSSL $ssl_version and SQLite $sqlite_version (bookworm arm64)" "$t"
 fi
 
+# ---- 3c. tss2 and PKCS#11 headers from bookworm, headers only ------------------------------
+# CTSS2 and CPKCS11 import types and prototypes only: the agent dlopens libtss2-* and the
+# PKCS#11 module at run time, so nothing is linked and no library may enter the sysroot (a
+# stray `link` in a module map then fails the build instead of linking a shared object into
+# the static agent). `apt-get download` takes the two packages alone, without libtss2-dev's
+# dependencies (libcurl, json-c). Bookworm's versions, as on the build machine (tpm2-tss
+# 3.2.1, p11-kit 0.24.1); step 4 copies usr/include/tss2 and usr/include/p11-kit-1.
+if ! stamped keyheaders-bookworm; then
+    t=$(now)
+    arm64_debs keyheaders-bookworm bookworm libtss2-dev libp11-kit-dev
+    dir=$AMD64/ock/keyheaders-bookworm
+    for header in tss2/tss2_esys.h tss2/tss2_tctildr.h tss2/tss2_mu.h tss2/tss2_rc.h p11-kit-1/p11-kit/pkcs11.h; do
+        [[ -f $dir/root/usr/include/$header ]] || { echo "aarch64: $header missing in $dir" >&2; exit 1; }
+    done
+    stamp keyheaders-bookworm; step_done "tss2 and PKCS#11 headers (bookworm arm64)" "$t"
+fi
+
 # ---- 4. the Swift SDK bundle -----------------------------------------------------------
 # A trimmed copy of the arm64 tree: headers, the aarch64 libraries and crt files, gcc's
 # runtime, the Swift resource directories. About 1 GB instead of 3.
@@ -250,6 +269,10 @@ if ! stamped "$sdk_stamp"; then
         --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/openssl.pc' --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/libssl.pc' \
         --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/libcrypto.pc' --exclude='usr/lib/aarch64-linux-gnu/pkgconfig/sqlite3.pc' \
         "${wanted[@]}") | tar -xf - -C "$sysroot"
+    # Step 3c's headers (include folders only: no .so, no .pc enters the sysroot).
+    mkdir -p "$sysroot/usr/include"
+    cp -a "$AMD64/ock/keyheaders-bookworm/root/usr/include/tss2" "$AMD64/ock/keyheaders-bookworm/root/usr/include/p11-kit-1" \
+        "$sysroot/usr/include/"
     # Absolute symlinks would resolve in the amd64 chroot: make them relative to the sysroot.
     while IFS= read -r link; do
         target=$(readlink "$link")

@@ -55,3 +55,28 @@ extension CarStore {
         }
     }
 }
+
+extension CarStore {
+    /// The identity with a key vault (issue 18). A sealed identity row wins: a car migrated from
+    /// the file vault keeps its identity (now sealed under the vault's storage key) until the
+    /// operator asks for a new one. Otherwise the device's identity; one is created in the
+    /// device only while the store holds nothing else a new identity would orphan (a fresh
+    /// state directory, or a first start that stopped before writing anything). No identity
+    /// row is written for a device identity: it never leaves the device.
+    public func loadOrCreateIdentity(vault: any CarKeyVault) throws -> any ProtocolKeyAgreement {
+        let stored: P256PrivateKey? = try read { transaction in
+            guard var der = try transaction.get(kind: .identity, id: Self.identityRecordID) else { return nil }
+            defer { ConstantTime.wipe(&der) }
+            return try P256PrivateKey(pkcs8DER: der)
+        }
+        if let stored { return stored }
+        if let device = try vault.deviceIdentity(create: false) { return device }
+        guard try isFreshStateDirectory || !Self.holdsSealedRecords(database) else {
+            throw StorageError.identityMissing(stateDirectory: stateDirectory.path)
+        }
+        guard let created = try vault.deviceIdentity(create: true) else {
+            throw StorageError.identityMissing(stateDirectory: stateDirectory.path)
+        }
+        return created
+    }
+}

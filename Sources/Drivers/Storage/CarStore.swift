@@ -16,7 +16,8 @@ public final class CarStore: Sendable {
     public let database: Database
     /// Permissions fixed while opening (also appended to the log as `storage` events).
     public let repairs: [PermissionRepair]
-    private let sealer: RecordSealer
+    /// Internal (not private) for `resealAll`, the vault migration.
+    let sealer: RecordSealer
     private let random: RandomSource
     private let clock: EventClock
     /// Routes appended events into the outbox (installed by the cloud link).
@@ -75,6 +76,13 @@ public final class CarStore: Sendable {
             guard let provider: KeyProvider = keyProvider ?? fileKey else { throw StorageError.storageKeyMissing(path: directory.storageKeyPath) }
             // The sealer keeps the key for the store's lifetime (it is needed for every read).
             let key = try provider.storageKey()
+            // A key vault makes a storage key wherever its blob is missing, so a store that
+            // already holds records is checked against the key it got: a new key would read
+            // every record as tampered (issue 18).
+            // (Other providers keep the old behaviour: each record reads as tampered.)
+            if let vault = keyProvider as? any CarKeyVault, try !Self.keyOpensRecords(database, key: key) {
+                throw StorageError.storageKeyDoesNotOpenStore(provider: vault.kind, stateDirectory: directory.path)
+            }
             let store = try CarStore(directory: directory, database: database, repairs: repairs,
                                      sealer: RecordSealer(key: key), random: random, clock: clock ?? Self.untrustedWallClock,
                                      space: space, startNotices: startNotices,
@@ -240,7 +248,19 @@ public final class CarStore: Sendable {
         return NewEvent(kind: .storage, time: clock(), action: action, result: result, detailJSON: json)
     }
 
-    private static func holdsSealedRecords(_ database: Database) throws -> Bool {
+    /// Whether `key` opens the store's identity-kind rows (the identity and the advertising
+    /// key, written at the first start); true when there are none yet.
+    private static func keyOpensRecords(_ database: Database, key: Bytes) throws -> Bool {
+        let sealer = try RecordSealer(key: key)
+        return try database.read { connection in
+            let statement = try connection.prepare("SELECT id, sealed FROM sealed_records WHERE kind = ?1 ORDER BY id LIMIT 1")
+                .bind([.text(RecordKind.identity.rawValue)])
+            guard try statement.step(), case .blob(let sealed) = statement.value(1) else { return true }
+            return (try? sealer.open(sealed, kind: .identity, id: statement.blob(0) ?? [])) != nil
+        }
+    }
+
+    static func holdsSealedRecords(_ database: Database) throws -> Bool {
         try database.read { try $0.scalar("SELECT EXISTS (SELECT 1 FROM sealed_records)") } == .integer(1)
     }
 

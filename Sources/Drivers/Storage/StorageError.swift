@@ -29,6 +29,10 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// key was already there): the database was truncated, replaced or lost its WAL. A new
     /// identity would lock out every paired phone, so it is not created.
     case identityMissing(stateDirectory: String)
+    /// The key vault's storage key does not open the store's records (issue 18): the store was
+    /// sealed by another key (the file key before a migration, another device), or the vault's
+    /// key blob was replaced.
+    case storageKeyDoesNotOpenStore(provider: String, stateDirectory: String)
     /// A system call failed.
     case system(Errno)
     /// SQLite refused (busy, full disk, corrupt file, a trigger's refusal...); the cause is kept
@@ -61,6 +65,9 @@ public enum StorageError: Error, Equatable, Sendable, CustomStringConvertible {
         case .identityMissing(let directory):
             return "the store in \(directory) has no car identity, but its storage key exists: carkey.db was truncated, "
                 + "replaced or lost its WAL, and the car's keys went with it"
+        case .storageKeyDoesNotOpenStore(let provider, let directory):
+            return "the \(provider) key vault's storage key does not open the store in \(directory): it is sealed by another key "
+                + "(still the storage.key file: run `carkey-agent vault migrate`; or another board's device, or the vault's key blob was replaced)"
         case .system(let errno): return errno.description
         case .sqlite(let error): return error.description
         case .migration(let error): return error.description

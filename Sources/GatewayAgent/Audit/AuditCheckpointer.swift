@@ -15,7 +15,7 @@ struct AuditCheckpointPolicy: Sendable, Equatable {
 
 final class AuditCheckpointer {
     private let store: CarStore
-    private let key: P256PrivateKey
+    private let key: any ProtocolSigner
     private let topics: CloudTopics
     private let clock: CarStore.EventClock
     private let policy: AuditCheckpointPolicy
@@ -24,7 +24,7 @@ final class AuditCheckpointer {
 
     /// `key`: the car's identity key (`CarStore.loadOrCreateIdentityKey()`); `clock`: the
     /// agent's trusted-time source, so a checkpoint says whether its time can be believed.
-    init(store: CarStore, key: P256PrivateKey, topics: CloudTopics, clock: @escaping CarStore.EventClock,
+    init(store: CarStore, key: any ProtocolSigner, topics: CloudTopics, clock: @escaping CarStore.EventClock,
          policy: AuditCheckpointPolicy = AuditCheckpointPolicy()) {
         self.store = store
         self.key = key

@@ -12,7 +12,7 @@ struct AgentConfig: Equatable {
     /// Config files are small; the cap keeps a wrong path (a log, a device) from being slurped.
     static let maxFileBytes = 64 * 1024
 
-    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link", "proximity", "remote"]
+    static let topLevelKeys: Set<String> = ["description", "vehicleID", "stateDirectory", "board", "logLevel", "console", "service", "mqtt", "store", "audit", "link", "proximity", "remote", "vault"]
     static let mqttKeys: Set<String> = ["url", "urls", "ca", "cert", "key", "keepaliveSeconds", "willDelaySeconds", "heartbeatSeconds"]
     static let consoleKeys: Set<String> = ["tty", "baud"]
     static let serviceKeys: Set<String> = ["pin", "pinEnabled", "timeoutSeconds", "challengeSeconds"]
@@ -49,6 +49,8 @@ struct AgentConfig: Equatable {
     var proximity = ProximitySettings()
     /// Signed remote commands: policy and provisioned fleet keys (RemoteSettings).
     var remote = RemoteSettings()
+    /// Where the storage key and the identity live (VaultSettings; absent: the file vault).
+    var vault = VaultSettings.file
     /// The file the settings came from; nil when none was read.
     var sourcePath: String?
 
@@ -103,6 +105,9 @@ struct AgentConfig: Equatable {
         }
         if let remote = try top.object("remote", allowed: RemoteSettings.keys) {
             config.remote = try RemoteSettings.read(remote)
+        }
+        if let vault = try top.object("vault", allowed: VaultSettings.keys) {
+            config.vault = try VaultSettings.read(vault, baseDirectory: baseDirectory)
         }
         if let audit = try top.object("audit", allowed: AuditSettings.keys) {
             config.auditRoutinePerMinute = try AuditSettings.read(audit)

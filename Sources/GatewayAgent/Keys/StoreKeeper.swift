@@ -31,21 +31,32 @@ final class StoreKeeper {
 
     /// Opens the agent's store; a damaged or foreign carkey.db stops the start with what
     /// happened and how to recover (SQLite's bare "malformed" says neither).
-    static func openStore(_ directory: String, clock: @escaping CarStore.EventClock, budget: StoreBudget) throws -> CarStore {
+    /// `vault`: the configured device vault (issue 18), nil for the storage.key file.
+    static func openStore(_ directory: String, clock: @escaping CarStore.EventClock, budget: StoreBudget,
+                          vault: (any CarKeyVault)? = nil) throws -> CarStore {
         // No storage key, yet the public identity of a car is published here: the key was lost
         // (with the store, or the store would refuse it). Not a fresh directory, so not a new
         // car; checked before opening, which would mint a new key.
         let layout = StateDirectory(path: directory)
         let published = layout.path + "/" + StateFiles.identityFileName
-        if (try? Files.mode(of: layout.storageKeyPath)) == nil, (try? Files.mode(of: published)) != nil {
+        if vault == nil, let sealedBy = VaultFiles.deviceSealing(directory), (try? Files.mode(of: layout.storageKeyPath)) == nil {
+            throw AgentStartFailure(description: "store: \(directory) is sealed by a \(sealedBy) key vault, but the config names none "
+                                    + "(vault.provider is file): set the config's \"vault\" object back to \(sealedBy). Refusing to start.")
+        }
+        if vault == nil, (try? Files.mode(of: layout.storageKeyPath)) == nil, (try? Files.mode(of: published)) != nil {
             throw AgentStartFailure(description: "store: \(layout.storageKeyPath) is missing, but \(published) shows a car was paired here: "
                                     + "its storage key was lost. Refusing to start as a new car, which would lock out every paired phone. "
                                     + "Put the car's storage key back, then restore its backup if the store is gone too. " + recovery(directory))
         }
         do {
-            return try CarStore.open(stateDirectory: directory, clock: clock, budget: budget)
+            return try CarStore.open(stateDirectory: directory, keyProvider: vault, clock: clock, budget: budget)
         } catch {
             switch error {
+            case .external where vault != nil:
+                // The vault's SecureKeyError (a foreign blob, a removed device): its fix.
+                throw AgentStartFailure(description: AgentVault.describe(error))
+            case .storageKeyDoesNotOpenStore:
+                throw AgentStartFailure(description: "store: \(error). Refusing to start.")
             case .sqlite(let cause) where cause.isCorrupt:
                 throw AgentStartFailure(description: "store: \(directory)/\(StateDirectory.databaseFileName) is damaged (\(cause)). "
                                         + "Refusing to start. " + recovery(directory))
@@ -67,11 +78,14 @@ final class StoreKeeper {
     /// The car's identity key for start-up. Created only in a fresh state directory; a store
     /// that lost it, or one whose row does not open with this storage key, stops the start
     /// with what happened and how to recover: never a new identity in silence.
-    func identityKey() throws -> P256PrivateKey {
+    func identityKey(vault: (any CarKeyVault)? = nil) throws -> any ProtocolKeyAgreement {
         let directory = store.stateDirectory.path
         let recovery = Self.recovery(directory)
         do {
+            if let vault { return try store.loadOrCreateIdentity(vault: vault) }
             return try store.loadOrCreateIdentityKey()
+        } catch let error as SecureKeyError {
+            throw AgentStartFailure(description: AgentVault.describe(error))
         } catch let error as StorageError {
             switch error {
             case .identityMissing:

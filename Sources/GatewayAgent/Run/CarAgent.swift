@@ -30,14 +30,21 @@ struct CarAgent {
         defer { hardware.lines.releaseAll() }
         let clock = AgentClock(systemSynchronized: options.keys.syncProbe)
         try BenchmarkHooks.apply(log: log)
+        // The key vault before the store (issue 18): a missing or locked device stops here, with
+        // nothing written. It lives as long as the run (the identity signs through it).
+        let vault: (any CarKeyVault)?
+        do { vault = try AgentVault.open(options.config.vault, stateDirectory: options.stateDirectory) } catch {
+            throw AgentStartFailure(description: error.description)
+        }
+        defer { withExtendedLifetime(vault) {} }
         // With its budget: on a full disk the reserve is released before SQLite needs room.
-        let store = try StoreKeeper.openStore(options.stateDirectory, clock: { clock.eventTime() }, budget: options.store)
+        let store = try StoreKeeper.openStore(options.stateDirectory, clock: { clock.eventTime() }, budget: options.store, vault: vault)
         let storeKeeper = StoreKeeper(store: store, log: log)
         // Runs last, after every writer has stopped: copy the WAL into carkey.db, truncate it and
         // close, so a stopped agent's database file holds everything on its own.
         defer { storeKeeper.closeAtStop() }
         for repair in store.repairs { log.info("store: \(repair)") }
-        let identity = try storeKeeper.identityKey()
+        let identity = try storeKeeper.identityKey(vault: vault)
         try StateFiles.write(identity: identity.publicKey, vehicleID: options.vehicleID, in: options.stateDirectory)
         clock.setTrustedMark(try store.trustedTime())
 
@@ -91,6 +98,7 @@ struct CarAgent {
         console.context.linkSnapshot = { [unowned service] in service.linkSnapshot }
 
         print("carkey-agent: crypto self-test passed")
+        print(AgentVault.startupLine(vault, stateDirectory: options.stateDirectory))
         KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)
         storeKeeper.startupLines(options.store).forEach { print($0) }
         print("carkey-agent: \(body.summary)")

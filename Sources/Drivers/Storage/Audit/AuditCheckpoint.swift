@@ -64,7 +64,7 @@ public struct AuditCheckpoint: Equatable, Sendable {
         return out.bytes
     }
 
-    public func signed(with key: P256PrivateKey) throws -> AuditCheckpoint {
+    public func signed(with key: any ProtocolSigner) throws -> AuditCheckpoint {
         var copy = self
         copy.signature = try key.signature(for: signedBytes).rawRepresentation
         return copy

@@ -16,7 +16,7 @@ extension CarStore {
     /// spread over several checkpoints of the same head, all in this one transaction. Returns
     /// the last checkpoint written, or nil when there is nothing to vouch for.
     @discardableResult
-    public func writeAuditCheckpoint(key: P256PrivateKey, vehicleID: String, topic: String, time: EventTime) throws(StorageError) -> AuditCheckpoint? { try StorageError.wrap {
+    public func writeAuditCheckpoint(key: any ProtocolSigner, vehicleID: String, topic: String, time: EventTime) throws(StorageError) -> AuditCheckpoint? { try StorageError.wrap {
             try write { transaction in
                 let connection = transaction.connection
                 guard let head = try ChainHead.read(connection), head.hasEvents else { return nil }

@@ -7,34 +7,28 @@ import Glibc
 #endif
 import Drivers
 import Protocol
-import TestHarness
-import XCTest
 
-final class SoftHSMToken {
-    static let modulePath = "/usr/lib/softhsm/libsofthsm2.so"
+public final class SoftHSMToken {
+    public static let modulePath = "/usr/lib/softhsm/libsofthsm2.so"
 
-    let root: String
-    let configPath: String
-    let label: String
-    let pin: Bytes
+    public let root: String
+    public let configPath: String
+    public let label: String
+    public let pin: Bytes
 
     /// softhsm2-util on this machine, or nil.
-    static var utilityPath: String? {
+    public static var utilityPath: String? {
         ["/usr/bin/softhsm2-util", "/usr/local/bin/softhsm2-util"].first { access($0, X_OK) == 0 }
     }
 
-    /// Skips the test when SoftHSM2 is not installed; fails instead under CARKEY_REQUIRE_ARTIFACTS=1.
-    static func require() throws -> String {
+    /// softhsm2-util, or HarnessUnavailable (tests skip, or fail under CARKEY_REQUIRE_ARTIFACTS=1).
+    public static func require() throws(HarnessUnavailable) -> String {
         if let utility = utilityPath, access(modulePath, R_OK) == 0 { return utility }
-        if let required = getenv("CARKEY_REQUIRE_ARTIFACTS"), String(cString: required) == "1" {
-            XCTFail("SoftHSM2 is required by CARKEY_REQUIRE_ARTIFACTS=1: apt-get install softhsm2")
-            throw XCTSkip("softhsm2 missing")
-        }
-        throw XCTSkip("SoftHSM2 not installed (softhsm2-util, \(modulePath)): apt-get install softhsm2")
+        throw HarnessUnavailable("SoftHSM2 not installed (softhsm2-util, \(modulePath)): apt-get install softhsm2")
     }
 
     /// A fresh token labelled `label` in a new private folder; SOFTHSM2_CONF now points at it.
-    init(label: String, soPin: String = "87654321", pin: String = "123456") throws {
+    public init(label: String, soPin: String = "87654321", pin: String = "123456") throws {
         let utility = try Self.require()
         self.label = label
         self.pin = Array(pin.utf8)
@@ -54,16 +48,16 @@ final class SoftHSMToken {
     }
 
     /// Points SoftHSM (at its next C_Initialize) at this token's folder.
-    func activate() {
+    public func activate() {
         setenv("SOFTHSM2_CONF", configPath, 1)
     }
 
-    func remove() {
+    public func remove() {
         TestFolders.remove(root)
     }
 
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
         init(_ description: String) { self.description = description }
     }
 

@@ -1,35 +1,29 @@
-// A swtpm (TPM 2.0 simulator) on loopback for the TPM vault tests: its own state folder, two
+// A swtpm (TPM 2.0 simulator) on loopback for the vault tests (Drivers and the agent): its own state folder, two
 // free ports (commands P, control P+1), started with startup-clear so it is ready at once, and
 // killed by its owner (deinit too, so a failing test never leaves one running).
 #if canImport(Glibc)
 import Glibc
 #endif
-import TestHarness
-import XCTest
 
-final class TPM2SoftwareTPM {
-    let port: Int32
-    let stateFolder: String
+public final class TPM2SoftwareTPM {
+    public let port: Int32
+    public let stateFolder: String
     private var process: AgentProcess?
 
     /// "swtpm:host=127.0.0.1,port=P", the TCTI string for the vault.
-    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+    public var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
-    /// The swtpm binary, or XCTSkip (a failure when CARKEY_REQUIRE_ARTIFACTS=1).
-    static func binary() throws -> String {
+    /// The swtpm binary, or HarnessUnavailable (tests skip, or fail under CARKEY_REQUIRE_ARTIFACTS=1).
+    public static func binary() throws(HarnessUnavailable) -> String {
         for candidate in ["/usr/bin/swtpm", "/usr/local/bin/swtpm"] where access(candidate, X_OK) == 0 {
             return candidate
         }
-        if let required = getenv("CARKEY_REQUIRE_ARTIFACTS"), String(cString: required) == "1" {
-            XCTFail("swtpm is required by CARKEY_REQUIRE_ARTIFACTS=1 (apt install swtpm)")
-            throw XCTSkip("swtpm missing")
-        }
-        throw XCTSkip("swtpm not installed (apt install swtpm swtpm-tools)")
+        throw HarnessUnavailable("swtpm not installed (apt install swtpm swtpm-tools)")
     }
 
     /// Starts a TPM whose state lives in `stateFolder` (a fresh folder: a new TPM with its own
     /// seeds; the same folder again: the same TPM after a restart).
-    init(stateFolder: String) throws {
+    public init(stateFolder: String) throws {
         let binary = try Self.binary()
         self.stateFolder = stateFolder
         var lastLog = ""
@@ -50,13 +44,13 @@ final class TPM2SoftwareTPM {
             lastLog = process.stderrTail
             _ = process.stop(signal: SIGKILL, timeoutSeconds: 2)
         }
-        throw XCTSkip("swtpm did not start: \(lastLog)")
+        throw HarnessUnavailable("swtpm did not start: \(lastLog)")
     }
 
     deinit { kill() }
 
     /// Stops the TPM at once (SIGKILL: a TPM that vanishes, not one shutting down politely).
-    func kill() {
+    public func kill() {
         guard let process else { return }
         _ = process.stop(signal: SIGKILL, timeoutSeconds: 5)
         self.process = nil
@@ -68,7 +62,7 @@ final class TPM2SoftwareTPM {
             let port = try MosquittoBroker.freeLoopbackPort()
             if port < 65535, isFree(port + 1) { return port }
         }
-        throw XCTSkip("no two adjacent free loopback ports")
+        throw HarnessUnavailable("no two adjacent free loopback ports")
     }
 
     private static func isFree(_ port: Int32) -> Bool {

@@ -1,0 +1,16 @@
+// What a device vault leaves in the state directory (issue 18): the TPM's sealed storage key
+// blob, the token-wrapped storage key. Seen without a vault configured, they mean the config
+// lost its "vault" object: the start names that instead of "storage key lost".
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum VaultFiles {
+    /// Marker file per provider (TPM2KeyVault's tpm2-storage.*, PKCS11StorageWrap's file).
+    static let markers: [(kind: String, file: String)] = [("tpm2", "tpm2-storage.pub"), ("pkcs11", "pkcs11-storage.key")]
+
+    /// The provider whose storage key is in `directory`, if any.
+    static func deviceSealing(_ directory: String) -> String? {
+        markers.first { access(directory + "/" + $0.file, F_OK) == 0 }?.kind
+    }
+}

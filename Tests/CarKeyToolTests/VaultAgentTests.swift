@@ -1,0 +1,279 @@
+// The key vaults in the real agent (issue 18): `carkey-agent run --simulate` with a TPM 2.0
+// (swtpm) and a PKCS#11 token (SoftHSM2), an owner enrolled and unlocking across a restart; the
+// refusals (a state directory on another TPM, a wrong PIN file, a removed TPM, the file vault
+// on a vault-sealed store); and `carkey-agent vault migrate` from the storage.key file, with
+// and without a new identity. Skipped without swtpm/SoftHSM2 unless CARKEY_REQUIRE_ARTIFACTS=1.
+#if canImport(Glibc)
+import Glibc
+#endif
+import XCTest
+import Drivers
+import Protocol
+import TestHarness
+
+final class VaultAgentTests: XCTestCase {
+    private var cleanups: [() -> Void] = []
+
+    override func tearDown() {
+        cleanups.reversed().forEach { $0() }
+        cleanups = []
+        unsetenv("SOFTHSM2_CONF")
+        super.tearDown()
+    }
+
+    // MARK: Devices and config
+
+    private func startTPM() throws -> TPM2SoftwareTPM {
+        let state = TestFolders.make(prefix: "opencarkey-swtpm")
+        let tpm = try requireDevice { try TPM2SoftwareTPM(stateFolder: state) }
+        cleanups.append { tpm.kill(); TestFolders.remove(state) }
+        return tpm
+    }
+
+    private func makeToken(_ label: String = "carkey-agent") throws -> SoftHSMToken {
+        let token = try requireDevice { try SoftHSMToken(label: label) }
+        cleanups.append { token.remove() }
+        return token
+    }
+
+    private func writeConfig(_ harness: AgentHarness, _ vault: String, name: String = "agent.json") throws -> String {
+        let path = harness.folder + "/" + name
+        try Subprocess.write(#"{"vault": "# + vault + "}", to: path)
+        return path
+    }
+
+    private func tpm2Config(_ harness: AgentHarness, _ tpm: TPM2SoftwareTPM, name: String = "agent.json") throws -> String {
+        try writeConfig(harness, #"{"provider": "tpm2", "tcti": ""# + tpm.tcti + #""}"#, name: name)
+    }
+
+    private func pkcs11Config(_ harness: AgentHarness, _ token: SoftHSMToken, pin: String, name: String = "agent.json") throws -> String {
+        let pinFile = harness.folder + "/" + name + ".pin"
+        try Files.writeAtomically(Array((pin + "\n").utf8), to: pinFile, mode: 0o600)
+        return try writeConfig(harness, #"{"provider": "pkcs11", "module": ""# + SoftHSMToken.modulePath + #"", "token": ""#
+                               + token.label + #"", "pinFile": ""# + pinFile + #""}"#, name: name)
+    }
+
+    /// An agent start that must fail: its exit status and stderr (never left running).
+    private func failedStart(stateDir: String, config: String) throws -> (status: Int32?, stderr: String) {
+        let process = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", stateDir, "--clock-sync", "no", "--config", config])
+        let exited = process.wait(timeoutSeconds: 30) { !process.isRunning }
+        let status = process.stop()
+        XCTAssertTrue(exited, "the agent started where it must refuse: \(process.stdout)")
+        return (status, process.stderr)
+    }
+
+    private func unlock(_ harness: AgentHarness, _ key: String, pinned: Bool = false) throws -> ProcessResult {
+        try harness.phone("unlock", key: key, pinned: pinned)
+    }
+
+    private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Whether the store holds the sealed identity row (read without the key: the row's presence).
+    private func identityRowCount(_ stateDir: String) throws -> Int64 {
+        let connection = try Connection(path: stateDir + "/carkey.db", create: false)
+        defer { connection.close() }
+        guard case .integer(let count)? = try connection.scalar("SELECT COUNT(*) FROM sealed_records WHERE kind = 'identity' AND id = ?1",
+                                                                 [.blob(CarStore.identityRecordID)]) else { return -1 }
+        return count
+    }
+
+    // MARK: TPM 2.0
+
+    func testTPM2VaultCarEnrollsUnlocksAndRestarts() throws {
+        let tpm = try startTPM()
+        let harness = AgentHarness()
+        let config = try tpm2Config(harness, tpm)
+        let first = try harness.start(clockSync: "no", ["--config", config])
+        XCTAssertTrue(first.stdout.contains("carkey-agent: key vault: tpm2: TPM 2.0 at \(tpm.tcti)"), first.stdout)
+        let owner = try harness.enrollOwner()
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        XCTAssertEqual(harness.stop(), 0)
+
+        XCTAssertFalse(exists(harness.stateDir + "/storage.key"), "no storage key file with a TPM vault")
+        XCTAssertTrue(exists(harness.stateDir + "/tpm2-storage.pub") && exists(harness.stateDir + "/tpm2-identity.pub"))
+        XCTAssertTrue(exists(harness.stateDir + "/car-identity.pub"), "phones still pin the published key")
+        XCTAssertEqual(try identityRowCount(harness.stateDir), 0, "the identity lives in the TPM, not in the store")
+
+        try harness.start(clockSync: "no", ["--config", config])
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok", "same identity and keys after a restart")
+        XCTAssertEqual(harness.stop(), 0)
+
+        // The state directory copied next to another TPM: refused, naming the fix.
+        let other = try startTPM()
+        let copy = harness.folder + "/copied-state"
+        XCTAssertEqual(try Subprocess.run("/bin/cp", ["-a", harness.stateDir, copy]).status, 0)
+        let otherConfig = try tpm2Config(harness, other, name: "other.json")
+        let refused = try failedStart(stateDir: copy, config: otherConfig)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("does not belong to this device"), refused.stderr)
+        XCTAssertEqual(refused.stderr.split(separator: "\n").count, 1, "one line: \(refused.stderr)")
+
+        // The TPM removed: a clear error, exit 1.
+        tpm.kill()
+        let removed = try failedStart(stateDir: harness.stateDir, config: config)
+        XCTAssertEqual(removed.status, 1, removed.stderr)
+        XCTAssertTrue(removed.stderr.contains("key vault: tpm2:") && removed.stderr.contains("not available"), removed.stderr)
+        XCTAssertEqual(removed.stderr.split(separator: "\n").count, 1, "one line: \(removed.stderr)")
+        print("vault: copied state on another TPM -> \(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)); removed TPM -> \(removed.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+
+    // MARK: Config
+
+    func testBadVaultSettingsAreOneLineNamingTheKey() throws {
+        let harness = AgentHarness()
+        let cases: [(String, String)] = [
+            (#"{"provider": "hsm"}"#, "key 'vault.provider': expected one of file, tpm2, pkcs11"),
+            (#"{"provider": "tpm2", "pcrs": [99]}"#, "key 'vault.pcrs'"),
+            (#"{"provider": "pkcs11", "module": "/x.so", "token": "car", "pin": "123456"}"#, "unknown key 'vault.pin'"),
+            (#"{"provider": "pkcs11", "module": "/x.so", "token": "car"}"#, "key 'vault.pinFile'"),
+            (#"{"provider": "file", "tcti": "device:/dev/tpmrm0"}"#, "key 'vault.tcti'"),
+        ]
+        for (vault, expected) in cases {
+            let config = try writeConfig(harness, vault)
+            let result = try harness.agentTool(["run", "--simulate", "--config", config, "--state-dir", harness.stateDir])
+            XCTAssertEqual(result.status, 2, vault)
+            XCTAssertTrue(result.stderr.contains(expected), "\(vault): \(result.stderr)")
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("123456"), "values are never echoed")
+        }
+        XCTAssertFalse(exists(harness.stateDir), "nothing written")
+    }
+
+    // MARK: PKCS#11
+
+    func testPKCS11VaultCarEnrollsUnlocksAndRestarts() throws {
+        let token = try makeToken()
+        let harness = AgentHarness()
+        let config = try pkcs11Config(harness, token, pin: String(decoding: token.pin, as: UTF8.self))
+        let first = try harness.start(clockSync: "no", ["--config", config])
+        XCTAssertTrue(first.stdout.contains("carkey-agent: key vault: pkcs11: PKCS#11 module \(SoftHSMToken.modulePath), token \(token.label)"), first.stdout)
+        let owner = try harness.enrollOwner()
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        XCTAssertEqual(harness.stop(), 0)
+        XCTAssertFalse(exists(harness.stateDir + "/storage.key"))
+        XCTAssertEqual(try identityRowCount(harness.stateDir), 0)
+
+        let second = try harness.start(clockSync: "no", ["--config", config])
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        XCTAssertFalse(second.stdout.contains(String(decoding: token.pin, as: UTF8.self)) || second.stderr.contains(String(decoding: token.pin, as: UTF8.self)),
+                       "the PIN is never logged")
+        XCTAssertEqual(harness.stop(), 0)
+    }
+
+    func testWrongPINFileStopsTheStartNamingItAndWritesNothing() throws {
+        let token = try makeToken()
+        let harness = AgentHarness()
+        let config = try pkcs11Config(harness, token, pin: "999999")
+        let refused = try failedStart(stateDir: harness.stateDir, config: config)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("key vault: pkcs11:") && refused.stderr.contains(config + ".pin"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("999999"), "the PIN is never printed")
+        XCTAssertFalse(exists(harness.stateDir), "nothing written before the vault opened")
+
+        // A PIN file others can read is refused before the token is asked.
+        XCTAssertEqual(chmod(config + ".pin", 0o644), 0)
+        let loose = try failedStart(stateDir: harness.stateDir, config: config)
+        XCTAssertEqual(loose.status, 1, loose.stderr)
+        XCTAssertTrue(loose.stderr.contains("mode 644") && loose.stderr.contains("chmod"), loose.stderr)
+    }
+
+    // MARK: Migration
+
+    /// A car on the file vault with an enrolled owner who unlocked once; the agent stopped.
+    private func fileVaultCar(_ harness: AgentHarness) throws -> (path: String, publicHex: String) {
+        try harness.start()
+        let owner = try harness.enrollOwner()
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        XCTAssertEqual(harness.stop(), 0)
+        XCTAssertTrue(exists(harness.stateDir + "/storage.key"))
+        return owner
+    }
+
+    private func migrate(_ harness: AgentHarness, config: String, _ extra: [String] = []) throws -> ProcessResult {
+        try harness.agentTool(["vault", "migrate", "--to", "tpm2", "--config", config, "--state-dir", harness.stateDir,
+                               "--backup", harness.folder + "/before-vault.db"] + extra)
+    }
+
+    func testMigrationFromTheFileVaultKeepsTheOwnerAndTheIdentity() throws {
+        let tpm = try startTPM()
+        let harness = AgentHarness()
+        let owner = try fileVaultCar(harness)
+        let publishedBefore = try Files.read(harness.stateDir + "/car-identity.pub")
+        let config = try tpm2Config(harness, tpm)
+
+        // The vault configured before migrating: the TPM's new storage key does not open the
+        // store, and the start says to migrate (nothing re-sealed, storage.key kept).
+        let early = try failedStart(stateDir: harness.stateDir, config: config)
+        XCTAssertEqual(early.status, 1, early.stderr)
+        XCTAssertTrue(early.stderr.contains("does not open the store") && early.stderr.contains("carkey-agent vault migrate"), early.stderr)
+        XCTAssertTrue(exists(harness.stateDir + "/storage.key"))
+
+        // Refused while the agent runs.
+        try harness.start()
+        let running = try migrate(harness, config: config)
+        XCTAssertEqual(running.status, 1, running.stdout + running.stderr)
+        XCTAssertTrue(running.stderr.contains("agent"), running.stderr)
+        XCTAssertTrue(exists(harness.stateDir + "/storage.key"), "nothing changed while the agent runs")
+        XCTAssertEqual(harness.stop(), 0)
+
+        // The way back is refused clearly.
+        let back = try harness.agentTool(["vault", "migrate", "--to", "file", "--config", config, "--state-dir", harness.stateDir])
+        XCTAssertEqual(back.status, 2, back.stderr)
+        XCTAssertTrue(back.stderr.contains("--to") && back.stderr.contains("cannot leave the device"), back.stderr)
+
+        let migrated = try migrate(harness, config: config)
+        XCTAssertEqual(migrated.status, 0, migrated.stdout + migrated.stderr)
+        XCTAssertTrue(migrated.stdout.contains("re-sealed in one transaction") && migrated.stdout.contains("identity is unchanged"), migrated.stdout)
+        XCTAssertFalse(exists(harness.stateDir + "/storage.key"), "the old key file is removed after success")
+        XCTAssertTrue(exists(harness.folder + "/before-vault.db"), "a backup was taken first")
+        XCTAssertEqual(try identityRowCount(harness.stateDir), 1, "the identity record stays, sealed by the TPM's storage key")
+        XCTAssertEqual(try Files.read(harness.stateDir + "/car-identity.pub"), publishedBefore)
+
+        // The file vault no longer opens it: the start names the vault.
+        let fileStart = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", harness.stateDir, "--clock-sync", "no"])
+        XCTAssertTrue(fileStart.wait(timeoutSeconds: 30) { !fileStart.isRunning }, fileStart.stdout)
+        XCTAssertEqual(fileStart.stop(), 1, fileStart.stderr)
+        XCTAssertTrue(fileStart.stderr.contains("sealed by a tpm2 key vault"), fileStart.stderr)
+
+        let started = try harness.start(clockSync: "no", ["--config", config])
+        XCTAssertTrue(started.stdout.contains("key vault: tpm2"), started.stdout)
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok", "the owner unlocks without enrolling again")
+        XCTAssertEqual(harness.stop(), 0)
+
+        // Run again: already done, nothing to re-seal.
+        let again = try migrate(harness, config: config)
+        XCTAssertEqual(again.status, 0, again.stdout + again.stderr)
+        XCTAssertTrue(again.stdout.contains("already sealed"), again.stdout)
+    }
+
+    func testMigrationWithANewIdentityRefusesTheOldPinUntilThePhoneRepins() throws {
+        let tpm = try startTPM()
+        let harness = AgentHarness()
+        let owner = try fileVaultCar(harness)
+        let publishedBefore = try Files.read(harness.stateDir + "/car-identity.pub")
+        let config = try tpm2Config(harness, tpm)
+
+        let migrated = try migrate(harness, config: config, ["--new-identity"])
+        XCTAssertEqual(migrated.status, 0, migrated.stdout + migrated.stderr)
+        XCTAssertTrue(migrated.stdout.contains("must pin it again") && migrated.stdout.contains("-----BEGIN PUBLIC KEY-----"), migrated.stdout)
+        XCTAssertEqual(try identityRowCount(harness.stateDir), 0, "the identity record is removed")
+        XCTAssertNotEqual(try Files.read(harness.stateDir + "/car-identity.pub"), publishedBefore, "the new key is published")
+        XCTAssertFalse(exists(harness.stateDir + "/storage.key"))
+
+        try harness.start(clockSync: "no", ["--config", config])
+        let stale = try unlock(harness, owner.path)
+        XCTAssertNotEqual(stale.firstLine, "ok", "a phone pinned to the old identity is refused: \(stale.stdout) \(stale.stderr)")
+        let repinned = try unlock(harness, owner.path, pinned: true)
+        XCTAssertEqual(repinned.firstLine, "ok", "after pinning the new key the owner's key still works: \(repinned.stdout) \(repinned.stderr)")
+        XCTAssertEqual(harness.stop(), 0)
+        print("vault: old pin after --new-identity -> \(stale.firstLine) / \(stale.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+}
+
+/// A device the harness could not provide: skipped, or failed under CARKEY_REQUIRE_ARTIFACTS=1.
+private func requireDevice<T>(_ make: () throws -> T) throws -> T {
+    do { return try make() } catch let missing as HarnessUnavailable {
+        if missing.required { XCTFail("required by CARKEY_REQUIRE_ARTIFACTS=1: \(missing)") }
+        throw XCTSkip(missing.description)
+    }
+}
