@@ -117,6 +117,85 @@ final class VaultAgentTests: XCTestCase {
         print("vault: copied state on another TPM -> \(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)); removed TPM -> \(removed.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
+    // MARK: Store tools on a vault-sealed store
+
+    /// keys, events, outbox, backup and restore open the vault the config names; without the
+    /// config, or on another TPM, they stop with one line naming the fix. A backup of one car
+    /// does not restore into another car's directory, and a restore onto a directory without
+    /// the vault files is refused before anything is written.
+    func testStoreToolsOpenTheVaultTheConfigNames() throws {
+        let tpm = try startTPM()
+        let harness = AgentHarness()
+        let config = try tpm2Config(harness, tpm)
+        try harness.start(clockSync: "no", ["--config", config])
+        let owner = try harness.enrollOwner()
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        XCTAssertEqual(harness.stop(), 0)
+        let dir = ["--state-dir", harness.stateDir]
+        let ownerID = try harness.keyIDHex(owner.publicHex)
+
+        let blind = try harness.agentTool(["keys"] + dir + ["--config", harness.folder + "/missing.json"])
+        XCTAssertEqual(blind.status, 1, blind.stdout)
+        XCTAssertTrue(blind.stderr.contains("sealed by a tpm2 key vault") && blind.stderr.contains("--config"), blind.stderr)
+        XCTAssertEqual(blind.stderr.split(separator: "\n").count, 1, "one line: \(blind.stderr)")
+
+        let keys = try harness.agentTool(["keys"] + dir + ["--config", config])
+        XCTAssertEqual(keys.status, 0, keys.stderr)
+        XCTAssertTrue(keys.stdout.contains("\(ownerID)  owner"), keys.stdout)
+        let events = try harness.agentTool(["events"] + dir + ["--config", config])
+        XCTAssertEqual(events.status, 0, events.stderr)
+        XCTAssertTrue(events.stdout.contains("enrollment"), events.stdout)
+        let outbox = try harness.agentTool(["outbox"] + dir + ["--config", config])
+        XCTAssertEqual(outbox.status, 0, outbox.stderr)
+        XCTAssertTrue(outbox.stdout.hasPrefix("depth: "), outbox.stdout)
+
+        let backupFile = harness.folder + "/car.backup.db"
+        let backup = try harness.agentTool(["backup"] + dir + ["--config", config, "--out", backupFile])
+        XCTAssertEqual(backup.status, 0, backup.stderr)
+        let published = try P256PublicKey(pemRepresentation: String(decoding: try Files.read(harness.stateDir + "/car-identity.pub"), as: UTF8.self))
+        XCTAssertTrue(backup.stdout.contains("car identity \(KeyID(publicKey: published))"), "the device identity is the car's: \(backup.stdout)")
+        XCTAssertTrue(backup.stdout.contains("tpm2-storage.pub") && !backup.stdout.contains("storage.key,"), backup.stdout)
+
+        // Another car on the same TPM: its own storage key, so car 1's backup is refused there.
+        let second = AgentHarness()
+        let secondConfig = try tpm2Config(second, tpm)
+        try second.start(clockSync: "no", ["--config", secondConfig])
+        XCTAssertEqual(second.stop(), 0)
+        let foreign = try second.agentTool(["restore", "--state-dir", second.stateDir, "--config", secondConfig, "--from", backupFile])
+        XCTAssertEqual(foreign.status, 1, foreign.stdout)
+        XCTAssertTrue(foreign.stderr.contains("not sealed by this tpm2 key vault's storage key"), foreign.stderr)
+        XCTAssertFalse(exists(second.stateDir + "/carkey.db.before-restore"), "nothing set aside")
+
+        // The state directory on another TPM: the tool names the device mismatch.
+        let other = try startTPM()
+        let otherConfig = try tpm2Config(harness, other, name: "other.json")
+        let copy = harness.folder + "/copied-state"
+        XCTAssertEqual(try Subprocess.run("/bin/cp", ["-a", harness.stateDir, copy]).status, 0)
+        let elsewhere = try harness.agentTool(["keys", "--state-dir", copy, "--config", otherConfig])
+        XCTAssertEqual(elsewhere.status, 1, elsewhere.stdout)
+        XCTAssertTrue(elsewhere.stderr.contains("does not belong to this device"), elsewhere.stderr)
+
+        // Restore onto an emptied directory: the vault files come first.
+        let emptied = harness.folder + "/emptied"
+        XCTAssertEqual(mkdir(emptied, 0o700), 0)
+        let early = try harness.agentTool(["restore", "--state-dir", emptied, "--config", config, "--from", backupFile])
+        XCTAssertEqual(early.status, 1, early.stdout)
+        XCTAssertTrue(early.stderr.contains("holds none of its files") && early.stderr.contains("tpm2-storage.pub"), early.stderr)
+        XCTAssertFalse(exists(emptied + "/tpm2-storage.pub") || exists(emptied + "/carkey.db"), "the tool made no key and no store")
+
+        // With the vault files back, the backup restores and the owner unlocks.
+        for name in ["tpm2-storage.pub", "tpm2-storage.priv", "tpm2-identity.pub", "tpm2-identity.priv", "car-identity.pub"] {
+            XCTAssertEqual(try Subprocess.run("/bin/cp", ["-a", harness.stateDir + "/" + name, emptied + "/" + name]).status, 0, name)
+        }
+        let restored = try harness.agentTool(["restore", "--state-dir", emptied, "--config", config, "--from", backupFile])
+        XCTAssertEqual(restored.status, 0, restored.stderr)
+        XCTAssertTrue(restored.stdout.contains("car identity \(KeyID(publicKey: published))"), restored.stdout)
+        let restoredCar = AgentHarness(stateDirectory: emptied)
+        try restoredCar.start(clockSync: "no", ["--config", config])
+        XCTAssertEqual(try restoredCar.phone("unlock", key: owner.path).firstLine, "ok", "the restored car knows the owner")
+        XCTAssertEqual(restoredCar.stop(), 0)
+    }
+
     // MARK: Config
 
     func testBadVaultSettingsAreOneLineNamingTheKey() throws {
@@ -239,6 +318,11 @@ final class VaultAgentTests: XCTestCase {
         XCTAssertTrue(started.stdout.contains("key vault: tpm2"), started.stdout)
         XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok", "the owner unlocks without enrolling again")
         XCTAssertEqual(harness.stop(), 0)
+
+        // A backup of the migrated car: its identity row opens with the TPM's storage key.
+        let backup = try harness.agentTool(["backup", "--state-dir", harness.stateDir, "--config", config, "--out", harness.folder + "/migrated.db"])
+        XCTAssertEqual(backup.status, 0, backup.stderr)
+        XCTAssertTrue(backup.stdout.contains("car identity \(KeyID(publicKey: try P256PublicKey(pemRepresentation: String(decoding: publishedBefore, as: UTF8.self))))"), backup.stdout)
 
         // Run again: already done, nothing to re-seal.
         let again = try migrate(harness, config: config)

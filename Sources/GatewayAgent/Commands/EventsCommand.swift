@@ -16,6 +16,7 @@ extension Command {
             """,
         options: [
             StateDirectoryArgument.option,
+            ToolVault.option,
             .value("since", placeholder: "SEQ", help: "Only events with a sequence number above SEQ (default 0)"),
             .value("limit", placeholder: "N", help: "At most N events (default 1000)"),
             .flag("json", help: "Print one JSON object: {\"events\":[...]}"),
@@ -27,7 +28,7 @@ extension Command {
             guard since >= 0 else { throw UsageError.invalidValue(String(since), for: "--since", expected: "a sequence number, 0 or more") }
             let limit = try arguments.integer("limit") ?? 1000
             guard (1...100_000).contains(limit) else { throw UsageError.invalidValue(String(limit), for: "--limit", expected: "1 to 100000") }
-            let store = try StateDirectoryArgument.openStore(directory)
+            let store = try StateDirectoryArgument.openStore(directory, arguments)
             let events = try store.events(since: Int64(since), limit: limit)
             if arguments.flag("json") {
                 let json = EventListingFormat.json(events) { detail in

@@ -13,6 +13,7 @@ extension Command {
         discussion: "Reads the store directly, so it works while the agent runs.",
         options: [
             .value("state-dir", placeholder: "DIR", help: "State directory of the agent"),
+            ToolVault.option,
             .flag("json", help: "Machine-readable output"),
         ],
         action: { invocation in
@@ -21,7 +22,7 @@ extension Command {
             guard access(StateDirectory(path: directory).databasePath, F_OK) == 0 else {
                 throw CommandFailure("no agent state in \(directory) (no carkey.db)")
             }
-            let store = try CarStore.open(stateDirectory: directory)
+            let store = try CarStore.open(stateDirectory: directory, keyProvider: ToolVault.open(for: directory, invocation.arguments))
             let status = try SQLiteOutbox(store: store).status()
             if invocation.arguments.flag("json") {
                 print(JSONValue.object([

@@ -22,9 +22,15 @@ extension Command {
             restore. The current store is kept as DIR/carkey.db.before-restore (.1, .2, ... when
             taken). Then start the agent and re-apply revocations made after the backup was
             taken (docs/operations.md section 3). Run it as the agent's user.
+
+            A car on a tpm2 or pkcs11 key vault (--config names it): the backup opens only with
+            the same device and the vault files that were in DIR when it was taken; put those
+            back first, on the board the backup came from. A backup cannot move a car to
+            another board's TPM: that board is a new car.
             """,
         options: [
             StateDirectoryArgument.option,
+            ToolVault.option,
             .value("from", placeholder: "FILE", help: "The backup to restore"),
         ],
         action: { invocation in
@@ -33,7 +39,8 @@ extension Command {
             let outcome: StoreRestore.Outcome
             do {
                 try RunningAgent.refuse(directory)
-                outcome = try StoreRestore.restore(stateDirectory: directory, from: backup)
+                let vault = try ToolVault.open(for: directory, invocation.arguments)
+                outcome = try StoreRestore.restore(stateDirectory: directory, from: backup, vault: vault)
             } catch {
                 throw AgentToolFailure("nothing restored: \(error)")
             }

@@ -37,8 +37,9 @@ enum StateDirectoryArgument {
         return "carkey"
     }
 
-    /// Opens the store in `directory` (works while the agent runs: WAL lets readers in).
-    static func openStore(_ directory: String) throws -> CarStore {
+    /// Opens the store in `directory` (works while the agent runs: WAL lets readers in), with
+    /// the key vault that seals it when there is one (ToolVault, --config).
+    static func openStore(_ directory: String, _ arguments: ParsedArguments) throws -> CarStore {
         let layout = StateDirectory(path: directory)
         do {
             _ = try Files.mode(of: layout.databasePath)
@@ -52,8 +53,9 @@ enum StateDirectoryArgument {
         } catch {
             throw AgentToolFailure("no car store in \(directory) (\(StateDirectory.databaseFileName) not found)")
         }
+        let vault = try ToolVault.open(for: directory, arguments)
         do {
-            return try CarStore.open(stateDirectory: directory)
+            return try CarStore.open(stateDirectory: directory, keyProvider: vault)
         } catch {
             throw AgentToolFailure("cannot open the store in \(directory): \(error)")
         }

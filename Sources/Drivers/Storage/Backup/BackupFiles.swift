@@ -83,12 +83,24 @@ enum BackupFiles {
     }
 
     /// The state directory's storage key; a missing file is the backup error that says how to
-    /// restore a store and its key together.
-    static func storageKey(_ directory: StateDirectory) throws -> Bytes {
+    /// restore a store and its key together. With a key vault (issue 18): the vault's storage
+    /// key, and the device identity when the car's identity lives in the device (no identity
+    /// row is stored for it).
+    static func sealingKey(_ directory: StateDirectory, vault: (any CarKeyVault)?) throws -> StoreSealingKey {
+        if let vault { return try vaultKey(vault) }
+        let key: Bytes
         do {
-            return try FileKeyProvider(path: directory.storageKeyPath, mayCreate: false).storageKey()
-        } catch StorageError.storageKeyMissing {
+            key = try FileKeyProvider(path: directory.storageKeyPath, mayCreate: false).storageKey()
+        } catch {
+            guard case .storageKeyMissing = error else { throw error }
             throw StoreBackupError.storageKeyMissing(storageKeyPath: directory.storageKeyPath)
         }
+        return StoreSealingKey(key: key, keyPath: directory.storageKeyPath, vaultKind: nil, deviceIdentity: nil)
     }
-}
+
+    private static func vaultKey(_ vault: any CarKeyVault) throws -> StoreSealingKey {
+        let key = try vault.storageKey()
+        let identity = try vault.deviceIdentity(create: false)
+        let device = identity.map { KeyID(publicKey: $0.publicKey) }
+        return StoreSealingKey(key: key, keyPath: "the \(vault.kind) key vault's storage key", vaultKind: vault.kind, deviceIdentity: device)
+    }}

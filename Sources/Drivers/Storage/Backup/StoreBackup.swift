@@ -15,7 +15,9 @@ import Protocol
 
 public enum StoreBackup {
     /// Writes a checked backup of the store in `stateDirectory` to `output`; what it holds.
-    public static func write(stateDirectory path: String, to output: String) throws(StorageError) -> StoreCopySummary { try StorageError.wrap {
+    /// `vault`: the key vault the store is sealed by (issue 18); nil for DIR/storage.key.
+    public static func write(stateDirectory path: String, to output: String,
+                             vault: (any CarKeyVault)? = nil) throws(StorageError) -> StoreCopySummary { try StorageError.wrap {
             let directory = StateDirectory(path: path)
             guard BackupFiles.size(directory.databasePath) != nil else { throw StoreBackupError.noStore(directory: directory.path) }
             // An output in the state directory could be renamed over the live carkey.db.
@@ -23,8 +25,8 @@ public enum StoreBackup {
                outputFolder == stateFolder || outputFolder.hasPrefix(stateFolder + "/") {
                 throw StoreBackupError.outputInsideStateDirectory(output: output, directory: directory.path)
             }
-            var key = try BackupFiles.storageKey(directory)
-            defer { ConstantTime.wipe(&key) }
+            var key = try BackupFiles.sealingKey(directory, vault: vault)
+            defer { key.wipe() }
 
             let source = try Connection(path: directory.databasePath, create: false)
             defer { source.close() }
@@ -37,7 +39,7 @@ public enum StoreBackup {
             let staging = output + ".tmp-\(getpid())"
             try BackupFiles.createStaging(staging)
             do {
-                let summary = try copy(source, to: staging, key: key, keyPath: directory.storageKeyPath, label: output)
+                let summary = try copy(source, to: staging, key: key, label: output)
                 try BackupFiles.sync(staging)
                 try BackupFiles.publish(staging, as: output)
                 return summary
@@ -49,7 +51,7 @@ public enum StoreBackup {
     }
 
     /// The snapshot into `staging`, made self-contained and checked.
-    private static func copy(_ source: Connection, to staging: String, key: Bytes, keyPath: String, label: String) throws -> StoreCopySummary {
+    private static func copy(_ source: Connection, to staging: String, key: StoreSealingKey, label: String) throws -> StoreCopySummary {
         let copy = try Connection(path: staging, create: false)
         defer { copy.close() }
         try source.backup(into: copy)
@@ -58,6 +60,6 @@ public enum StoreBackup {
         guard case .text(let mode)? = try copy.scalar("PRAGMA journal_mode = DELETE"), mode.lowercased() == "delete" else {
             throw SQLiteError(code: SQLITE_ERROR, message: "journal_mode of the copy is not DELETE", operation: "backup \(label)")
         }
-        return try StoreCopyCheck.verify(copy, path: label, key: key, keyPath: keyPath)
+        return try StoreCopyCheck.verify(copy, path: label, key: key)
     }
 }

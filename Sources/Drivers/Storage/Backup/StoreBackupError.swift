@@ -22,6 +22,8 @@ public enum StoreBackupError: Error, Equatable, Sendable, CustomStringConvertibl
     case identityDoesNotOpen(path: String, storageKeyPath: String)
     /// The state directory has no storage key: nothing sealed in a backup can be opened.
     case storageKeyMissing(storageKeyPath: String)
+    /// The copy's records are not sealed by this state directory's key vault (issue 18).
+    case vaultKeyDoesNotOpen(path: String, vault: String)
     /// A running agent (or another process) serves this state directory.
     case agentRunning(directory: String, socket: String)
     /// The state directory belongs to another user: the agent would refuse the restored file.
@@ -55,6 +57,11 @@ public enum StoreBackupError: Error, Equatable, Sendable, CustomStringConvertibl
             return "\(keyPath) is missing: the records in a backup are sealed with the car's storage key, which is not in the "
                 + "backup. Restore the store and its storage key together: put the key file kept with the backup in place as "
                 + "\(keyPath) (mode 0600, the agent's user), then run restore again"
+        case .vaultKeyDoesNotOpen(let path, let vault):
+            return "the records in \(path) are not sealed by this \(vault) key vault's storage key: a backup of a car on a \(vault) "
+                + "vault opens only with the same device (the same TPM or token) and the vault files that were in its state "
+                + "directory when it was taken (tpm2-storage.*, tpm2-identity.* or pkcs11-storage.key). Put those files back, "
+                + "on the board the backup came from, then run restore again (docs/operations.md, key vaults)"
         case .agentRunning(let directory, let socket):
             return "an agent is running on \(directory) (\(socket) answers): stop it first (systemctl stop carkey-agent), then restore"
         case .wrongUser(let directory, let owner, let user):

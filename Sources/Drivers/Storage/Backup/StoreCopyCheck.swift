@@ -25,8 +25,8 @@ public struct StoreCopySummary: Equatable, Sendable, CustomStringConvertible {
 
 enum StoreCopyCheck {
     /// Checks the database open on `connection` (`path` names it in errors) against `key`, the
-    /// storage key read from `keyPath`.
-    static func verify(_ connection: Connection, path: String, key: Bytes, keyPath: String) throws -> StoreCopySummary {
+    /// storage key of the state directory (its file's, or its key vault's).
+    static func verify(_ connection: Connection, path: String, key: StoreSealingKey) throws -> StoreCopySummary {
         let version: Int32
         let applicationID: Int32
         do {
@@ -53,7 +53,7 @@ enum StoreCopyCheck {
         }
         guard findings == ["ok"] else { throw StoreBackupError.damaged(path: path, findings: findings) }
         do {
-            let identity = try identityKeyID(connection, path: path, key: key, keyPath: keyPath)
+            let identity = try identityKeyID(connection, path: path, key: key)
             return StoreCopySummary(
                 schemaVersion: version,
                 keys: Int(try integer(connection, "SELECT COUNT(*) FROM sealed_records WHERE kind = 'key'") ?? 0),
@@ -67,21 +67,35 @@ enum StoreCopyCheck {
         }
     }
 
-    /// Opens the identity row with `key`; its public key's ID.
-    private static func identityKeyID(_ connection: Connection, path: String, key: Bytes, keyPath: String) throws -> KeyID {
-        let id = CarStore.identityRecordID
-        guard let value = try connection.scalar("SELECT sealed FROM sealed_records WHERE kind = ?1 AND id = ?2",
-                                                [.text(RecordKind.identity.rawValue), .blob(id)]) else {
+    /// Opens the identity row with `key`; its public key's ID. A car whose identity lives in
+    /// its key vault has no identity row: its advertising-key row must open instead, and the
+    /// identity is the device's.
+    private static func identityKeyID(_ connection: Connection, path: String, key: StoreSealingKey) throws -> KeyID {
+        let refused = key.vaultKind.map { StoreBackupError.vaultKeyDoesNotOpen(path: path, vault: $0) }
+            ?? StoreBackupError.identityDoesNotOpen(path: path, storageKeyPath: key.keyPath)
+        let sealer = try RecordSealer(key: key.key)
+        if let value = try sealedIdentityRow(connection, id: CarStore.identityRecordID) {
+            guard case .blob(let sealed) = value else { throw refused }
+            do {
+                var der = try sealer.open(sealed, kind: .identity, id: CarStore.identityRecordID)
+                defer { ConstantTime.wipe(&der) }
+                return KeyID(publicKey: try P256PrivateKey(pkcs8DER: der).publicKey)
+            } catch {
+                throw refused
+            }
+        }
+        guard let device = key.deviceIdentity,
+              let value = try sealedIdentityRow(connection, id: CarStore.advertisingKeyRecordID) else {
             throw StoreBackupError.identityMissing(path: path)
         }
-        guard case .blob(let sealed) = value else { throw StoreBackupError.identityDoesNotOpen(path: path, storageKeyPath: keyPath) }
-        do {
-            var der = try RecordSealer(key: key).open(sealed, kind: .identity, id: id)
-            defer { ConstantTime.wipe(&der) }
-            return KeyID(publicKey: try P256PrivateKey(pkcs8DER: der).publicKey)
-        } catch {
-            throw StoreBackupError.identityDoesNotOpen(path: path, storageKeyPath: keyPath)
-        }
+        guard case .blob(let sealed) = value,
+              (try? sealer.open(sealed, kind: .identity, id: CarStore.advertisingKeyRecordID)) != nil else { throw refused }
+        return device
+    }
+
+    private static func sealedIdentityRow(_ connection: Connection, id: Bytes) throws -> SQLiteValue? {
+        try connection.scalar("SELECT sealed FROM sealed_records WHERE kind = ?1 AND id = ?2",
+                              [.text(RecordKind.identity.rawValue), .blob(id)])
     }
 
     private static func integer(_ connection: Connection, _ sql: String) throws -> Int64? {

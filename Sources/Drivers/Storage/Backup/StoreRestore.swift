@@ -28,11 +28,13 @@ public enum StoreRestore {
     static let asideName = "carkey.db.before-restore"
 
     /// Restores `backup` into `stateDirectory`. The agent must not be running.
-    public static func restore(stateDirectory path: String, from backup: String) throws(StorageError) -> Outcome { try StorageError.wrap {
+    /// `vault`: the key vault the car's store is sealed by (issue 18); nil for DIR/storage.key.
+    public static func restore(stateDirectory path: String, from backup: String,
+                               vault: (any CarKeyVault)? = nil) throws(StorageError) -> Outcome { try StorageError.wrap {
             let directory = StateDirectory(path: path)
             try checkOwner(directory)
-            var key = try BackupFiles.storageKey(directory)
-            defer { ConstantTime.wipe(&key) }
+            var key = try BackupFiles.sealingKey(directory, vault: vault)
+            defer { key.wipe() }
             guard BackupFiles.size(backup) != nil else { throw Errno(ENOENT, "open \(backup)") }
             // A cold copy of a WAL database needs its -wal: without it the newest commits are gone.
             if let walBytes = BackupFiles.size(backup + "-wal"), walBytes > 0 {
@@ -44,7 +46,7 @@ public enum StoreRestore {
             let summary: StoreCopySummary
             do {
                 try BackupFiles.copy(backup, into: staging)
-                summary = try check(staging, label: backup, key: key, keyPath: directory.storageKeyPath)
+                summary = try check(staging, label: backup, key: key)
                 // Checking may have created companions (a copy in WAL mode); SQLite removes them
                 // when the last connection closes, this makes sure.
                 for sidecar in BackupFiles.sidecars(of: staging) { unlink(sidecar) }
@@ -64,7 +66,7 @@ public enum StoreRestore {
         }
     }
 
-    private static func check(_ staging: String, label: String, key: Bytes, keyPath: String) throws -> StoreCopySummary {
+    private static func check(_ staging: String, label: String, key: StoreSealingKey) throws -> StoreCopySummary {
         let connection: Connection
         do {
             connection = try Connection(path: staging, create: false)
@@ -73,7 +75,7 @@ public enum StoreRestore {
         }
         defer { connection.close() }
         try connection.execute("PRAGMA trusted_schema = OFF")
-        return try StoreCopyCheck.verify(connection, path: label, key: key, keyPath: keyPath)
+        return try StoreCopyCheck.verify(connection, path: label, key: key)
     }
 
     /// Moves the current store out of the way under a free "carkey.db.before-restore[.N]"
