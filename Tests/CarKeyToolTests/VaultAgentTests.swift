@@ -85,6 +85,8 @@ final class VaultAgentTests: XCTestCase {
         let config = try tpm2Config(harness, tpm)
         let first = try harness.start(clockSync: "no", ["--config", config])
         XCTAssertTrue(first.stdout.contains("carkey-agent: key vault: tpm2: TPM 2.0 at \(tpm.tcti)"), first.stdout)
+        XCTAssertTrue(first.stdout.contains("carkey-agent: key vault: identity signature ") && first.stdout.contains("car-wide handshake budget"),
+                      "the budget follows the device's measured signing time: \(first.stdout)")
         let owner = try harness.enrollOwner()
         XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
         XCTAssertEqual(harness.stop(), 0)

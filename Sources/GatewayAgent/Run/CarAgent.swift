@@ -57,6 +57,19 @@ struct CarAgent {
         if let uwbRadio { engineConfiguration.uwb = UWBService.capabilities(for: uwbRadio.board) }
         // Granted to each newly enrolled owner phone (protocol.md 18.12); never logged.
         engineConfiguration.advertisingKey = try store.loadOrCreateAdvertisingKey()
+        // A device identity may sign 1000x slower than software: the car-wide handshake
+        // budget follows its measured signing time (VaultSignBudget says why).
+        var vaultBudgetLine: String?
+        if vault != nil {
+            let standard = engineConfiguration.handshakeBudgetCarWide
+            let signMillis: Double
+            do { signMillis = try VaultSignBudget.measure(identity) } catch {
+                throw AgentStartFailure(description: AgentVault.describe(error))
+            }
+            engineConfiguration.handshakeBudgetCarWide = VaultSignBudget.carWide(signMillis: signMillis, standard: standard)
+            vaultBudgetLine = VaultSignBudget.startupLine(signMillis: signMillis, budget: engineConfiguration.handshakeBudgetCarWide,
+                                                          standard: standard)
+        }
         let engine = CarProtocolEngine(configuration: engineConfiguration,
                                        identity: identity, keys: keys.directory, certificateVerifier: keys.certificateVerifier)
         let server = try LinkBackend.open(options, store: store, clock: clock, log: log)
@@ -99,6 +112,7 @@ struct CarAgent {
 
         print("carkey-agent: crypto self-test passed")
         print(AgentVault.startupLine(vault, stateDirectory: options.stateDirectory))
+        if let vaultBudgetLine { print(vaultBudgetLine) }
         KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)
         storeKeeper.startupLines(options.store).forEach { print($0) }
         print("carkey-agent: \(body.summary)")
