@@ -17,16 +17,19 @@ final class SystemdUnitTests: XCTestCase {
         for line in ["Type=notify", "WatchdogSec=10s", "Restart=on-failure", "StateDirectory=opencarkey", "StateDirectoryMode=0700",
                      "NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes", "Conflicts=bluetooth.service",
                      // No root: the system user from carkey-agent.sysusers, devices through groups.
-                     "User=carkey", "Group=carkey", "SupplementaryGroups=gpio spi dialout",
+                     "User=carkey", "Group=carkey", "SupplementaryGroups=gpio spi dialout tss",
                      // Only what the Bluetooth management socket needs, ambient because the user is not root.
                      "CapabilityBoundingSet=CAP_NET_ADMIN CAP_NET_RAW", "AmbientCapabilities=CAP_NET_ADMIN CAP_NET_RAW",
-                     "DevicePolicy=closed", "DeviceAllow=char-gpiochip rw", "DeviceAllow=char-spidev rw"] {
+                     "DevicePolicy=closed", "DeviceAllow=char-gpiochip rw", "DeviceAllow=char-spidev rw",
+                     // The TPM's resource manager for the tpm2 key vault (issue 18); never the raw /dev/tpm0.
+                     "DeviceAllow=char-tpmrm rw"] {
             XCTAssertTrue(lines.contains(line), "the unit has the line \(line)")
         }
         let keys = lines.compactMap { $0.split(separator: "=", maxSplits: 1).first.map(String.init) }
         XCTAssertEqual(keys.filter { $0 == "User" }.count, 1, "one User= line")
         XCTAssertFalse(keys.contains("ProtectClock"), "its system-call filter would refuse the agent's read-only adjtimex")
         XCTAssertFalse(keys.contains("PrivateDevices"), "the agent needs gpiochip, spidev and the console tty")
+        XCTAssertFalse(lines.contains("DeviceAllow=char-tpm rw"), "the raw TPM device would keep the store tools out")
         guard access("/usr/bin/systemd-analyze", X_OK) == 0 else { throw XCTSkip("systemd-analyze is not installed") }
         let folder = Subprocess.makeTemporaryDirectory()
         defer { Subprocess.removeTree(folder) }

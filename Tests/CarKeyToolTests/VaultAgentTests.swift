@@ -351,6 +351,13 @@ final class VaultAgentTests: XCTestCase {
         XCTAssertNotEqual(stale.firstLine, "ok", "a phone pinned to the old identity is refused: \(stale.stdout) \(stale.stderr)")
         let repinned = try unlock(harness, owner.path, pinned: true)
         XCTAssertEqual(repinned.firstLine, "ok", "after pinning the new key the owner's key still works: \(repinned.stdout) \(repinned.stderr)")
+        // The in-person way (operations.md section 13): the owner pairs the same phone key
+        // again; the car keeps the key (nothing changes in the keychain) and the phone's saved
+        // pin is replaced by the new identity, proven by the pairing code.
+        let again = try harness.enroll(owner.path, code: try harness.pair())
+        XCTAssertEqual(again.status, 0, again.stdout + again.stderr)
+        XCTAssertTrue(again.stdout.hasPrefix("enrolled\n"), again.stdout)
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok", "the saved pin is the new identity now")
         XCTAssertEqual(harness.stop(), 0)
         print("vault: old pin after --new-identity -> \(stale.firstLine) / \(stale.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
     }

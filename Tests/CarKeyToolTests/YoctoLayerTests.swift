@@ -28,7 +28,7 @@ final class YoctoLayerTests: XCTestCase {
         let result = try Subprocess.run("/bin/bash", [Self.root + "/scripts/yocto-lint.sh"])
         let output = result.stdout + result.stderr
         XCTAssertEqual(result.status, 0, output)
-        XCTAssertTrue(result.stdout.contains("yocto-lint: oelint-adv 9.11.2 --release \(Self.ltsSeries): 7 files"), output)
+        XCTAssertTrue(result.stdout.contains("yocto-lint: oelint-adv 9.11.2 --release \(Self.ltsSeries): 8 files"), output)
         XCTAssertTrue(result.stdout.contains("yocto-lint: kas 5.5 schema: 2 files"), output)
         XCTAssertEqual(result.stdout.split(separator: "\n").last.map(String.init), "yocto-lint: 0 findings", output)
     }

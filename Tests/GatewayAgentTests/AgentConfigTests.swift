@@ -36,6 +36,7 @@ final class AgentConfigTests: XCTestCase {
         XCTAssertEqual(config.logLevel, .info)
         XCTAssertNotNil(config.servicePIN)
         XCTAssertEqual(config.serviceTimeoutSeconds, 300)
+        XCTAssertEqual(config.vault, .file)
         XCTAssertEqual(config.sourcePath, path)
         // The board it names parses too.
         XCTAssertNoThrow(try BoardDescription.load(path: try XCTUnwrap(config.boardFile)))

@@ -19,6 +19,7 @@ extension AgentConfig {
         lines.append("service.pin: " + (servicePIN == nil ? "not set (signed challenge only)" : servicePINEnabled ? "set (hidden)" : "set (hidden), turned off (pinEnabled false)"))
         lines.append("service.timeoutSeconds: \(serviceTimeoutSeconds)")
         lines.append("service.challengeSeconds: \(serviceChallengeSeconds)")
+        lines.append("vault: " + vault.displayText)
         lines.append("mqtt.url: " + (cloud.map { $0.endpoints.map(\.description).joined(separator: ", ") } ?? "none (offline)"))
         let tlsFiles: String = cloud?.tls.map { tls in [tls.caFile, tls.certificateFile ?? "-", tls.keyFile ?? "-"].joined(separator: " / ") } ?? "-"
         lines.append("mqtt.ca / cert / key: " + tlsFiles)

@@ -27,6 +27,18 @@ enum VaultSettings: Equatable {
         }
     }
 
+    /// What `config` on the console shows: the provider and where it reaches the device; the
+    /// PIN file by path, never its content.
+    var displayText: String {
+        switch self {
+        case .file: return "file (storage.key in the state directory, identity sealed in the store)"
+        case .tpm2(let tcti, let pcrs):
+            return "tpm2, tcti \(tcti), storage key " + (pcrs.isEmpty ? "not bound to PCRs" : "bound to sha256 PCRs \(pcrs.map(String.init).joined(separator: ","))")
+        case .pkcs11(let module, let token, let pinFile):
+            return "pkcs11, module \(module), token \(token), PIN file \(pinFile)"
+        }
+    }
+
     /// The file's "vault" object; every error names its key and never echoes a value.
     static func read(_ vault: ConfigReader, baseDirectory: String) throws(ConfigError) -> VaultSettings {
         let provider = try vault.string("provider", expected: "one of file, tpm2, pkcs11") { providers.contains($0) ? $0 : nil } ?? "file"

@@ -34,13 +34,15 @@ do_compile[noexec] = "1"
 # choice (tpm2-pkcs11, a secure element vendor's), added to the image with the config naming it.
 
 # The unit runs the agent as carkey (board/systemd/carkey-agent.service); gpio and spi own the
-# GPIO and spidev nodes through board/udev/60-opencarkey.rules, dialout the serial consoles.
+# GPIO and spidev nodes through board/udev/60-opencarkey.rules, dialout the serial consoles, tss
+# the TPM resource manager /dev/tpmrm0 (the "tpm2" key vault; tpm2-tss makes the same group,
+# and useradd leaves a group that exists alone).
 # The same user is described for systemd-sysusers in board/systemd/carkey-agent.sysusers;
 # useradd makes it at rootfs time so the image's /etc/passwd has it before first boot.
 USERADD_PACKAGES = "${PN}"
-GROUPADD_PARAM:${PN} = "--system gpio; --system spi"
+GROUPADD_PARAM:${PN} = "--system gpio; --system spi; --system tss"
 USERADD_PARAM:${PN} = "--system --home-dir ${localstatedir}/lib/opencarkey --no-create-home \
-                       --shell ${base_sbindir}/nologin --user-group --groups gpio,spi,dialout carkey"
+                       --shell ${base_sbindir}/nologin --user-group --groups gpio,spi,dialout,tss carkey"
 
 SYSTEMD_SERVICE:${PN} = "carkey-agent.service"
 SYSTEMD_AUTO_ENABLE ?= "enable"
