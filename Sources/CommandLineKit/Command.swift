@@ -18,7 +18,8 @@ public struct Command: Sendable {
     public var action: Action?
 
     /// A leaf command. The action returns the process exit status; throwing a
-    /// `UsageError` exits 2 with one line on stderr, any other error exits 1.
+    /// `UsageError` exits 2 with one line on stderr, an `ExitStatusError` with its own
+    /// status, any other error exits 1.
     public init(name: String, summary: String, discussion: String? = nil,
                 options: [Option] = [], arguments: [Positional] = [],
                 action: @escaping Action) {

@@ -106,7 +106,7 @@ public struct Tool: Sendable {
                 return 2
             } catch {
                 writeStderr("\(invocation.displayName): error: \(error)\n")
-                return 1
+                return (error as? any ExitStatusError)?.exitStatus ?? 1
             }
         }
     }

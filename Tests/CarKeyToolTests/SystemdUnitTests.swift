@@ -14,7 +14,7 @@ final class SystemdUnitTests: XCTestCase {
         let unit = String(decoding: try Files.read(Self.repositoryRoot + "/board/systemd/carkey-agent.service", limit: 1 << 16), as: UTF8.self)
         // Whole lines, not substrings: "User=carkey" must not be satisfied by a comment.
         let lines = Set(unit.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") })
-        for line in ["Type=notify", "WatchdogSec=10s", "Restart=on-failure", "StateDirectory=opencarkey", "StateDirectoryMode=0700",
+        for line in ["Type=notify", "WatchdogSec=10s", "Restart=on-failure", "RestartPreventExitStatus=78", "StateDirectory=opencarkey", "StateDirectoryMode=0700",
                      "NoNewPrivileges=yes", "ProtectSystem=strict", "PrivateTmp=yes", "Conflicts=bluetooth.service",
                      // No root: the system user from carkey-agent.sysusers, devices through groups.
                      "User=carkey", "Group=carkey", "SupplementaryGroups=gpio spi dialout tss",

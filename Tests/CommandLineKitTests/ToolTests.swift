@@ -84,6 +84,26 @@ final class ToolTests: XCTestCase {
         }
     }
 
+    /// main's exit status: 0 from the action, 1 for a plain error, the error's own status for an
+    /// ExitStatusError (the agent's "do not restart me" 78), 2 for a usage error.
+    func testExitStatusFollowsTheError() {
+        struct Plain: Error {}
+        struct Refused: ExitStatusError { let exitStatus: Int32 = 78 }
+        func status(_ error: (any Error)?) -> Int32 {
+            let failing = Tool(name: "t", version: "1", summary: "s", commands: [
+                Command(name: "go", summary: "go", action: { _ in
+                    if let error { throw error }
+                    return 0
+                }),
+            ])
+            return failing.main(["t", "go"])
+        }
+        XCTAssertEqual(status(nil), 0)
+        XCTAssertEqual(status(Plain()), 1)
+        XCTAssertEqual(status(Refused()), 78)
+        XCTAssertEqual(status(UsageError("bad")), 2)
+    }
+
     func testVersionIsOnlyGlobal() {
         XCTAssertEqual(usageLine(["keygen", "--version"]),
                        "carkey: unknown option '--version' (see 'carkey keygen --help')")

@@ -3,11 +3,14 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CommandLineKit
 import Drivers
 import Protocol
 
-struct AgentStartFailure: Error, CustomStringConvertible {
+struct AgentStartFailure: ExitStatusError, CustomStringConvertible {
     let description: String
+    /// 1, or `AgentVault.doNotRetryStatus` when a restart could only make things worse.
+    var exitStatus: Int32 = 1
 }
 
 struct CarAgent {
@@ -34,7 +37,7 @@ struct CarAgent {
         // nothing written. It lives as long as the run (the identity signs through it).
         let vault: (any CarKeyVault)?
         do { vault = try AgentVault.open(options.config.vault, stateDirectory: options.stateDirectory) } catch {
-            throw AgentStartFailure(description: error.description)
+            throw AgentStartFailure(description: error.description, exitStatus: error.refusedAccess ? AgentVault.doNotRetryStatus : 1)
         }
         defer { withExtendedLifetime(vault) {} }
         // With its budget: on a full disk the reserve is released before SQLite needs room.

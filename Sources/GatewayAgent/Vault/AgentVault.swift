@@ -11,7 +11,14 @@ enum AgentVault {
     /// Why the vault could not be opened; one line, no PIN.
     struct OpenFailure: Error, CustomStringConvertible {
         let description: String
+        /// The device refused the PIN or is locked: trying again spends a try.
+        var refusedAccess = false
     }
+
+    /// The exit status of a start the device refused (EX_CONFIG, sysexits.h). The unit lists it
+    /// in RestartPreventExitStatus=: a token counts wrong PINs and locks after a few, so a
+    /// restart every 2 s with a wrong PIN file would lock the PIN within seconds.
+    static let doNotRetryStatus: Int32 = 78
 
     /// The device vault for `settings`, or nil for the file vault (CarStore's own key file).
     static func open(_ settings: VaultSettings, stateDirectory: String) throws(OpenFailure) -> (any CarKeyVault)? {
@@ -38,8 +45,10 @@ enum AgentVault {
                 return try PKCS11KeyVault(modulePath: module, tokenLabel: token, pin: pin, stateDirectory: stateDirectory)
             } catch {
                 // A wrong PIN reads as "refused access"; the file is where to fix it.
-                let hint = if case .locked = error { " (PIN read from vault.pinFile \(pinFile))" } else { "" }
-                throw OpenFailure(description: "key vault: pkcs11: \(error)\(hint)")
+                guard case .locked = error else { throw OpenFailure(description: "key vault: pkcs11: \(error)") }
+                throw OpenFailure(description: "key vault: pkcs11: \(error) (PIN read from vault.pinFile \(pinFile); "
+                                  + "not retried: the agent exits with status \(doNotRetryStatus), which systemd does not restart)",
+                                  refusedAccess: true)
             }
         }
     }
