@@ -256,11 +256,11 @@ final class BoardPermissionsTests: XCTestCase {
         let supplementary = unit.split(separator: "\n").filter { $0.hasPrefix("SupplementaryGroups=") }
             .flatMap { $0.dropFirst("SupplementaryGroups=".count).split(separator: " ").map(String.init) }
         let granted = Set(rules.rules.compactMap { $0.assignments["GROUP"] })
-        XCTAssertEqual(granted, ["gpio", "spi", "dialout"])
+        XCTAssertEqual(granted, ["gpio", "spi", "dialout", "tss"], "tss: /dev/tpmrm0 for the tpm2 key vault")
         XCTAssertEqual(Set(supplementary), granted, "the unit joins every group the rules grant, and no other")
         XCTAssertEqual(sysusers.memberships["carkey"], granted, "sysusers makes carkey a member of the same groups")
         XCTAssertEqual(sysusers.users, ["carkey"])
-        XCTAssertTrue(sysusers.groups.isSuperset(of: ["gpio", "spi"]), "created on plain Debian")
+        XCTAssertTrue(sysusers.groups.isSuperset(of: ["gpio", "spi", "tss"]), "created on plain Debian (tss where no tpm2 package made it)")
     }
 
     func testSystemdSysusersCreatesTheUserAndMemberships() throws {

@@ -2,6 +2,8 @@
 // the store, and the identity key that signs every Challenge (and does the advertising-key
 // grant's static ECDH, protocol.md 18.12). The file vault keeps both on the SD card; a TPM 2.0
 // or a PKCS#11 token keeps them where imaging the card cannot copy them.
+// The interface lives with Storage, its user (like KeyProvider); SecureKeys implements it, so
+// the dependency runs one way only (FolderDependencyTests).
 import Protocol
 
 /// A key vault: the storage key (KeyProvider) and, where the device holds one, the identity.
