@@ -74,12 +74,14 @@ public struct FileKeyProvider: KeyProvider {
             // O_NONBLOCK: a FIFO planted there must not hang start-up in open(2); fstat below
             // refuses it (and O_NONBLOCK does not change reads of a regular file).
             fd = try FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY)
-        } catch let error as Errno where error.rawValue == ENOENT {
-            return nil
-        } catch let error as Errno where error.rawValue == ELOOP {
-            throw StorageError.notARegularFile(path: path)
-        } catch let error as Errno {
-            throw StorageError.system(error)
+        } catch {
+            // One catch and a switch: Swift 6.0 (the aarch64 toolchain) crashes in SIL
+            // verification on `catch let error as Errno where ...` after a typed throw.
+            switch error.rawValue {
+            case ENOENT: return nil
+            case ELOOP: throw StorageError.notARegularFile(path: path)
+            default: throw StorageError.system(error)
+            }
         }
         defer { fd.close() }
         // Check the opened file itself, so it cannot be swapped between check and read.

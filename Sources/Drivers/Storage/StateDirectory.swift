@@ -83,10 +83,12 @@ public struct StateDirectory: Sendable {
         let fd: FileDescriptor
         do {
             fd = try FileDescriptor.open(databasePath, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode: Self.fileMode)
-        } catch let error as Errno where error.rawValue == EEXIST {
-            return // another process created it first; the checks that follow apply to it
-        } catch let error as Errno {
-            throw StorageError.system(error)
+        } catch {
+            // A switch, not `catch let error as Errno where`: Swift 6.0 (the aarch64 toolchain)
+            // crashes on that pattern after a typed throw (see FileKeyProvider.readKey).
+            // EEXIST: another process created it first; the checks that follow apply to it.
+            guard error.rawValue == EEXIST else { throw StorageError.system(error) }
+            return
         }
         defer { fd.close() }
         // The umask may have narrowed the mode; SQLite copies this file's mode to the WAL and SHM.

@@ -61,7 +61,9 @@ public final class PKCS11IdentityKey: ProtocolKeyAgreement, @unchecked Sendable 
     public func sharedSecret(with peer: P256PublicKey) throws -> Bytes {
         try token.serialized { (calls) throws(SecureKeyError) -> Bytes in
             var point = peer.sec1
-            return try point.withUnsafeMutableBufferPointer { (buffer) throws(SecureKeyError) -> Bytes in
+            // Through Result: Swift 6.0's Array.withUnsafeMutableBufferPointer rethrows as
+            // `any Error` (the aarch64 build's toolchain), not the closure's typed error.
+            let derived = point.withUnsafeMutableBufferPointer { buffer in Result { () throws(SecureKeyError) -> Bytes in
                 var parameters = CK_ECDH1_DERIVE_PARAMS(kdf: CKD_NULL, ulSharedDataLen: 0, pSharedData: nil,
                                                         ulPublicDataLen: UInt(buffer.count), pPublicData: buffer.baseAddress)
                 // A session object (CKA_TOKEN false) that is neither sensitive nor
@@ -80,7 +82,8 @@ public final class PKCS11IdentityKey: ProtocolKeyAgreement, @unchecked Sendable 
                     throw SecureKeyError.malformed(what: "ECDH shared secret from token \"\(token.label)\" (\(value.count) bytes)")
                 }
                 return value
-            }
+            } }
+            return try derived.get()
         }
     }
 
