@@ -13,15 +13,17 @@ swift build -c release --scratch-path "$BUILD" --product carkey-fuzz -Xswiftc -s
 REL="$BUILD/release"
 mkdir -p "$SCRATCH/agent"
 AGENT_SOURCES=$(find Sources/GatewayAgent -name '*.swift' ! -path Sources/GatewayAgent/main.swift | sort)
-# carkey-fuzz does not need CommandLineKit; the agent does.
-[ -n "$(ls "$REL"/CommandLineKit.build/*.o 2>/dev/null)" ] || \
-    swift build -c release --scratch-path "$BUILD" --target CommandLineKit -Xswiftc -sanitize="$SAN" -Xswiftc -g -Xswiftc -DCARKEY_LIBFUZZER >&2
+# carkey-fuzz does not need CommandLineKit; the agent does. Built every time (SwiftPM makes it a
+# no-op when nothing changed), so a stale module never meets newer agent sources.
+swift build -c release --scratch-path "$BUILD" --target CommandLineKit -Xswiftc -sanitize="$SAN" -Xswiftc -g -Xswiftc -DCARKEY_LIBFUZZER >&2
+# Every system-library shim (Sources/C*/module.modulemap), found rather than listed, so a new one
+# (issue 18 added CTSS2 and CPKCS11) cannot silently break this build, which CI does not run.
+SYSTEM_MODULES=$(for map in Sources/C*/module.modulemap; do printf ' -I %s' "$(dirname "$map")"; done)
 OBJECTS=$(ls "$REL"/Protocol.build/*.o "$REL"/Drivers.build/*.o "$REL"/CommandLineKit.build/*.o \
               "$REL"/FuzzTargets.build/*.o "$REL"/CShims.build/*.o)
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # word splitting of the lists is meant
 swiftc -O -g -sanitize="$SAN" -parse-as-library -module-name carkey_agent -D CARKEY_FUZZ_AGENT_MODULE \
-    -I "$REL/Modules" -I Sources/COpenSSL -I Sources/CMosquitto -I Sources/CGPIOD -I Sources/CBluetooth \
-    -I Sources/CSQLite -Xcc -fmodule-map-file="$REL/CShims.build/module.modulemap" -I Sources/CShims/include \
+    -I "$REL/Modules" $SYSTEM_MODULES -Xcc -fmodule-map-file="$REL/CShims.build/module.modulemap" -I Sources/CShims/include \
     $AGENT_SOURCES Fuzz/Agent/AgentFuzzTargets.swift Fuzz/AgentDriver/AgentEntry.swift $OBJECTS \
     -lssl -lcrypto -lmosquitto -lgpiod -lbluetooth -lsqlite3 \
     -o "$SCRATCH/agent/carkey-agent-fuzz" >&2
