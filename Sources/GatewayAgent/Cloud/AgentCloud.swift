@@ -28,6 +28,7 @@ final class AgentCloud {
                                          keepaliveSeconds: options.keepaliveSeconds, tls: options.tls)
         service = try CloudService(options: connect, endpoints: options.endpoints, vehicleID: vehicleID.description, store: store,
                                    willDelaySeconds: options.willDelaySeconds, heartbeatSeconds: options.heartbeatSeconds,
+                                   clock: clock.monotonicSource,
                                    onInbound: { message in
                                        // The shed message goes back to the service, whose gate forgets its ID.
                                        // Logged on the first shed and every 100th: a flood must not flood the log too.

@@ -56,6 +56,10 @@ final class AgentClock: Sendable {
 
     var monotonicMillis: UInt64 { monotonic.nowMillis() }
 
+    /// The monotonic source itself, for components that run their own loop on it (the cloud
+    /// service's reconnect and heartbeat deadlines), so the whole agent follows one clock.
+    var monotonicSource: any MonotonicClock { monotonic }
+
     /// One sample of both clocks for the protocol engine.
     func now() -> ProtocolTime {
         let synchronized = systemSynchronized()
