@@ -1,6 +1,8 @@
 // Seeds for the signed cloud documents (remote command, signed config, revocation list, fleet
 // key grant), which no document shows as hex: issued here with a throwaway key. Written by
 // `carkey-fuzz seed-documents OUTDIR` (scripts/fuzz/make-seeds.sh); signatures differ per run.
+// Also the inputs no hex block can give: a recorded DW3000 bring-up, and store rows sealed by
+// the store's own RecordSealer (nonces differ per run too).
 import Drivers
 import Protocol
 
@@ -30,6 +32,7 @@ public enum SeedDocuments {
             out["fleet-key-grant", default: []].append(g.encoded())
         }
         out["dw3000-driver"] = [recordedBringUp()]
+        out["record-sealer"] = StoreTargets.seeds()
         return out
     }
 

@@ -19,7 +19,8 @@ mkdir -p "$CAND/documents"
 for f in "$CAND/documents"/*; do
     name=$(basename "$f"); target=${name%-*}
     mkdir -p "$CAND/$target"; cp "$f" "$CAND/$target/$name"
-    [ "$target" != dw3000-driver ] || continue
+    # Not signed documents: no MQTT envelope of them.
+    case $target in dw3000-driver|record-sealer) continue ;; esac
     # The same documents as MQTT envelope bodies (commands on /cmd, lists on /revocations, config on /config/desired).
     case "$target" in
         remote-command) sel=2; type=command ;; revocation-list) sel=3; type=revocationList ;;
