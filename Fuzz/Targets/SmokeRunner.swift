@@ -3,6 +3,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Drivers
 import Protocol
 
 public enum SmokeRunner {
@@ -43,7 +44,9 @@ public enum SmokeRunner {
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self)) }
+            // Read in place: `entry.pointee.d_name` copies all 256 bytes, past the end of a short
+            // name's record (ASan: a read past readdir's buffer once a corpus held ~800 files).
+            let name = DirectoryEntry.name(entry)
             if !name.hasPrefix(".") { names.append(name) }
         }
         return names.sorted().compactMap { readFile(directory + "/" + $0) }

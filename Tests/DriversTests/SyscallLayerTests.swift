@@ -49,6 +49,30 @@ final class SyscallLayerTests: XCTestCase {
         XCTAssertEqual(found, [], "use FileDescriptor/Poll/SystemThread/Lock from Drivers/System:\n" + found.joined(separator: "\n"))
     }
 
+    /// `entry.pointee.d_name` copies readdir's whole 256-byte name field, past the end of a
+    /// short name's record: ASan found it in five places of Sources, then in the fuzz smoke's
+    /// corpus loader once a corpus held ~800 files. Every tree with Swift in it reads names
+    /// through DirectoryEntry.name, which reads in place.
+    func testDirectoryEntryNamesAreReadInPlaceEverywhere() throws {
+        let repository = (Self.sourcesRoot as NSString).deletingLastPathComponent
+        var scanned = 0
+        var found: [String] = []
+        for tree in ["Sources", "Fuzz", "Tests", "Benchmarks"] {
+            let enumerator = try XCTUnwrap(FileManager.default.enumerator(atPath: repository + "/" + tree))
+            while let relative = enumerator.nextObject() as? String {
+                guard relative.hasSuffix(".swift"), relative != "Drivers/System/DirectoryEntry.swift" else { continue }
+                let text = SourceFolder.stripCommentsAndStrings(try String(contentsOfFile: repository + "/" + tree + "/" + relative, encoding: .utf8))
+                for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
+                    where line.range(of: #"\.d_name\b"#, options: .regularExpression) != nil {
+                    found.append("\(tree)/\(relative):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+                scanned += 1
+            }
+        }
+        XCTAssertGreaterThan(scanned, 300, "repository not found at \(repository)")
+        XCTAssertEqual(found, [], "read readdir names with DirectoryEntry.name(entry):\n" + found.joined(separator: "\n"))
+    }
+
     /// The scanner itself: each rule fires on code, none on comments, strings or method calls.
     func testTheScannerFlagsRawCallsButNotWrappers() {
         let flagged = """
