@@ -1,8 +1,8 @@
 // Seeds for the signed cloud documents (remote command, signed config, revocation list, fleet
 // key grant), which no document shows as hex: issued here with a throwaway key. Written by
 // `carkey-fuzz seed-documents OUTDIR` (scripts/fuzz/make-seeds.sh); signatures differ per run.
-// Also the inputs no hex block can give: a recorded DW3000 bring-up, and store rows sealed by
-// the store's own RecordSealer (nonces differ per run too).
+// Also the inputs no hex block can give: a recorded DW3000 bring-up, store rows sealed by the
+// store's own RecordSealer (nonces differ per run too) and car-session step sequences.
 import Drivers
 import Protocol
 
@@ -33,6 +33,7 @@ public enum SeedDocuments {
         }
         out["dw3000-driver"] = [recordedBringUp()]
         out["record-sealer"] = StoreTargets.seeds()
+        out["car-session"] = CarSessionTargets.seeds()
         return out
     }
 

@@ -20,7 +20,7 @@ for f in "$CAND/documents"/*; do
     name=$(basename "$f"); target=${name%-*}
     mkdir -p "$CAND/$target"; cp "$f" "$CAND/$target/$name"
     # Not signed documents: no MQTT envelope of them.
-    case $target in dw3000-driver|record-sealer) continue ;; esac
+    case $target in dw3000-driver|record-sealer|car-session) continue ;; esac
     # The same documents as MQTT envelope bodies (commands on /cmd, lists on /revocations, config on /config/desired).
     case "$target" in
         remote-command) sel=2; type=command ;; revocation-list) sel=3; type=revocationList ;;

@@ -104,6 +104,18 @@ public struct PhoneProtocolSession: Sendable {
         return bytes
     }
 
+    /// Seals any plaintext as a `type` record with the session's next counter, bypassing the
+    /// command encoder and the one-pending-command rule: how the `car-session` fuzz target
+    /// reaches the car's decoders and policy inside a real session. Package access: no app
+    /// built on this library can send what `command` would refuse to build.
+    package mutating func sealAnyPlaintext(_ type: MessageType, _ plaintext: Bytes) throws(PhoneError) -> Bytes {
+        guard case .established(var session) = state else { throw .notEstablished }
+        let bytes: Bytes
+        do throws(FaultCode) { bytes = try session.channel.seal(type, plaintext) } catch { throw .sessionExhausted }
+        state = .established(session)
+        return bytes
+    }
+
     /// Verifies the car, then signs the challenge and derives the session keys.
     private mutating func answer(_ challenge: ChallengeMessage, raw: Bytes, hello: Bytes,
                                  ephemeral: P256PrivateKey, now: ProtocolTime) throws(PhoneError) -> PhoneEvent {
