@@ -9,7 +9,8 @@
 //   0  data sealed as a Command record by the phone with its next counter (any plaintext, via
 //      PhoneProtocolSession.sealAnyPlaintext), then delivered
 //   1  data delivered as it is (what anyone without the session key can send)
-//   2  a record delivered earlier in this input, again (data[0] picks it): a replay
+//   2  a record delivered earlier in this input, again (data[0] picks it): a replay, or a
+//      delayed delivery of one the car refused before opening it
 //   3  every command waiting for its actuation completed (ok), then time moves data[0] x 50 ms
 // The session keys differ per process (the phone's ephemeral key is fresh), but no property
 // depends on them, so an input means the same in every run.
@@ -59,6 +60,8 @@ enum CarSessionTargets {
             var phone = fixture.phone
             var millis = CarSessionFixture.startMillis
             var delivered: [Bytes] = []
+            var sealed: Set<Bytes> = []
+            var acted: Set<Bytes> = []
             var waiting: [CommandToken] = []
             var closed = false
             var sealedAny = false
@@ -69,12 +72,12 @@ enum CarSessionTargets {
                 let data = Array(input[min(at + 2, input.count)..<min(at + 2 + length, input.count)])
                 at += 2 + length
                 var record: Bytes
-                var fresh = false
+                var fresh: Bool
                 switch op {
                 case 0:
-                    guard let sealed = try? phone.sealAnyPlaintext(.command, data) else { continue }
-                    record = sealed
-                    fresh = true
+                    guard let sealedRecord = try? phone.sealAnyPlaintext(.command, data) else { continue }
+                    record = sealedRecord
+                    sealed.insert(sealedRecord)
                     sealedAny = true
                 case 1:
                     record = data
@@ -91,12 +94,15 @@ enum CarSessionTargets {
                     _ = try check(actions, fromFreshRecord: false, closed: &closed, waiting: &waiting)
                     continue
                 }
-                // The same bytes delivered before are a replay, whichever op produced them.
-                if delivered.contains(record) { fresh = false }
+                // A record may act once: one the phone sealed and that has not acted yet. Bytes
+                // delivered before but never opened (refused before decryption, e.g. rateLimited)
+                // may still act once, as a delayed delivery: the car consumes a counter only when
+                // a record opens, and the command's own expiry bounds the delay.
+                fresh = sealed.contains(record) && !acted.contains(record)
                 let actions = engine.receive(record, from: CarSessionFixture.link, now: CarSessionFixture.time(millis))
                 delivered.append(record)
                 if delivered.count > 64 { delivered.removeFirst() }
-                _ = try check(actions, fromFreshRecord: fresh && !closed, closed: &closed, waiting: &waiting)
+                if try check(actions, fromFreshRecord: fresh && !closed, closed: &closed, waiting: &waiting) { acted.insert(record) }
             }
             // "Accepted": the input reached the session with at least one sealed record.
             return sealedAny
@@ -134,7 +140,7 @@ enum CarSessionTargets {
             }
         }
         if acts > 0 {
-            try require(fromFreshRecord, "an actuation or ranging from a replayed, raw or post-close record")
+            try require(fromFreshRecord, "an actuation or ranging from a raw record, a replay of one that acted, or after close")
             try require(acts == 1, "one record asked for \(acts) actuations")
         }
         return acts > 0
