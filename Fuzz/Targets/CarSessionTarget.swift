@@ -54,7 +54,7 @@ enum CarSessionFixture {
 
 enum CarSessionTargets {
     static let all: [FuzzTarget] = [
-        FuzzTarget("car-session", "CarProtocolEngine in an established lock-only guest session fed sealed plaintexts, raw bytes, replays and completions: no unlock, trunk, revoke or enrollment ever; an actuation or ranging start only from a fresh sealed record, at most one per record, never after the link closed; every message sent decodes and is <= Wire.maxMessageLength") { input throws(PropertyViolation) in
+        FuzzTarget("car-session", "CarProtocolEngine in an established lock-only guest session fed sealed plaintexts, raw bytes, replays and completions: no unlock, trunk, revoke or enrollment ever; an actuation or ranging start only from a record the phone sealed, at most once per record (a replay of one that acted never acts), never after the link closed; every message sent decodes and is <= Wire.maxMessageLength") { input throws(PropertyViolation) in
             guard let fixture = CarSessionFixture.established else { throw PropertyViolation(property: "the fixture's handshake completes") }
             var engine = fixture.engine
             var phone = fixture.phone
@@ -71,8 +71,7 @@ enum CarSessionTargets {
                 let length = at + 1 < input.count ? Int(input[at + 1]) : 0
                 let data = Array(input[min(at + 2, input.count)..<min(at + 2 + length, input.count)])
                 at += 2 + length
-                var record: Bytes
-                var fresh: Bool
+                let record: Bytes
                 switch op {
                 case 0:
                     guard let sealedRecord = try? phone.sealAnyPlaintext(.command, data) else { continue }
@@ -98,7 +97,7 @@ enum CarSessionTargets {
                 // delivered before but never opened (refused before decryption, e.g. rateLimited)
                 // may still act once, as a delayed delivery: the car consumes a counter only when
                 // a record opens, and the command's own expiry bounds the delay.
-                fresh = sealed.contains(record) && !acted.contains(record)
+                let fresh = sealed.contains(record) && !acted.contains(record)
                 let actions = engine.receive(record, from: CarSessionFixture.link, now: CarSessionFixture.time(millis))
                 delivered.append(record)
                 if delivered.count > 64 { delivered.removeFirst() }

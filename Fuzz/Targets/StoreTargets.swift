@@ -92,7 +92,7 @@ enum StoreTargets {
     static func seeds() -> [Bytes] {
         var out: [Bytes] = []
         let payloads: [Bytes] = [[0x4B, 0x01] + Bytes(repeating: 0, count: 92), [0x41, 0x01] + Bytes(repeating: 0, count: 21), [0x01]]
-        for (index, _) in kinds.enumerated() {
+        for index in kinds.indices {
             let id = Bytes(1...8)
             guard let sealed = try? sealer.seal(payloads[index % payloads.count], kind: kinds[index], id: id) else { continue }
             out.append(Row.encode(kindIndex: index, id: id, blob: sealed))

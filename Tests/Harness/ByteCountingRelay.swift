@@ -30,6 +30,9 @@ public final class ByteCountingRelay: Sendable {
         public var receivedChunks = 0
         /// Connections accepted and relayed.
         public var connections = 0
+        /// Connections accepted, relayed or not: with an unreachable target each is closed at
+        /// once, so the car sees one failed connect attempt per count.
+        public var attempts = 0
 
         public init() {}
 
@@ -43,6 +46,7 @@ public final class ByteCountingRelay: Sendable {
             delta.sentChunks = later.sentChunks - earlier.sentChunks
             delta.receivedChunks = later.receivedChunks - earlier.receivedChunks
             delta.connections = later.connections - earlier.connections
+            delta.attempts = later.attempts - earlier.attempts
             return delta
         }
     }
@@ -321,6 +325,7 @@ public final class ByteCountingRelay: Sendable {
         let car = Glibc.accept(listener, nil, nil)
         guard car >= 0 else { return nil }
         _ = fcntl(car, F_SETFD, FD_CLOEXEC)
+        shared.withLock { $0.counts.attempts += 1 }
         let broker = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var address = Self.address(host: targetHost, port: targetPort)
         // A blocking connect on loopback: immediate, and the car waits for it anyway.
