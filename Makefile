@@ -16,7 +16,8 @@
 #                 of one broker node; prints events lost, duplicates, latency, RSS/CPU per car,
 #                 broker RSS per node and the connect-storm time
 #   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
-#   make soak-long  the long-run test for an hour (SOAK_LONG_SECONDS): a line a minute, summary
+#   make soak-long  the long-run test for an hour (SOAK_LONG_SECONDS): a line a minute, summary;
+#                 SOAK_LONG_BUILD=release drives the release carkey-agent instead of the debug one
 #   make static   statically linked release carkey-agent (builds a static libmosquitto)
 #   make static-aarch64  fully static, stripped carkey-agent and carkey for aarch64 in build/aarch64
 #                 (cross-built with Swift 6.0 from trixie chroots cached in /var/cache; scripts/aarch64)
@@ -112,10 +113,14 @@ soak: deps build
 # threads at rest, an event not delivered, exit status on SIGTERM).
 # It runs the test bundle directly: `swift test` holds a test's output until the test ends.
 SOAK_LONG_SECONDS ?= 3600
+# Which agent the long run drives: debug (the test build's) or release (built here).
+SOAK_LONG_BUILD ?= debug
 soak-long: deps
 	$(SWIFT) build $(SWIFTPM) --build-tests
-	CARKEY_LONGRUN_SECONDS=$(SOAK_LONG_SECONDS) $(SCRATCH)/debug/OpenCarKeyPackageTests.xctest \
-	    CarKeyToolTests.LongRunTests 2>&1 | tee $(SCRATCH)/soak-long.log | grep --line-buffered -E '^(soak|long-run):|error:|Executed [0-9]+ tests?' ; \
+	[[ $(SOAK_LONG_BUILD) == debug ]] || $(SWIFT) build $(SWIFTPM) -c $(SOAK_LONG_BUILD) --product carkey-agent
+	CARKEY_LONGRUN_SECONDS=$(SOAK_LONG_SECONDS) CARKEY_LONGRUN_AGENT=$(abspath $(SCRATCH))/$(SOAK_LONG_BUILD)/carkey-agent \
+	    $(SCRATCH)/debug/OpenCarKeyPackageTests.xctest \
+	    CarKeyToolTests.LongRunTests 2>&1 | tee $(SCRATCH)/soak-long-$(SOAK_LONG_BUILD).log | grep --line-buffered -E '^(soak|long-run):|error:|Executed [0-9]+ tests?' ; \
 	    exit $${PIPESTATUS[0]}
 
 static: deps

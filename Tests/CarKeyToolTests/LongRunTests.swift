@@ -6,6 +6,8 @@
 //   CARKEY_LONGRUN_SESSIONS   visits in the bounded run (default 20000, about 2-3 minutes here)
 //   CARKEY_LONGRUN_SECONDS    run for this long instead (make soak-long: SOAK_LONG_SECONDS)
 //   CARKEY_LONGRUN_PHONES     concurrent phones (default 6, under the agent's 8 links)
+//   CARKEY_LONGRUN_AGENT      the carkey-agent to run (default: the debug one this build made;
+//                             make soak-long SOAK_LONG_AGENT=... runs the release or static one)
 import XCTest
 import TestHarness
 #if canImport(Glibc)
@@ -14,7 +16,7 @@ import Glibc
 
 final class LongRunTests: XCTestCase {
     func testAgentUnderSustainedLoadStaysFlatAndDeliversEveryEvent() throws {
-        var plan = LongRunPlan(agentPath: Subprocess.productsDirectory + "/carkey-agent")
+        var plan = LongRunPlan(agentPath: Self.environment("CARKEY_LONGRUN_AGENT") ?? Subprocess.productsDirectory + "/carkey-agent")
         if let seconds = Self.environment("CARKEY_LONGRUN_SECONDS").flatMap(Double.init) {
             plan.seconds = seconds
             plan.sampleEverySeconds = 5

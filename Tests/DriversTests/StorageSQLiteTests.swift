@@ -22,6 +22,19 @@ final class StorageSQLiteTests: StorageTestCase {
         }
     }
 
+    /// The page cache is bounded by us, not left at SQLite's 2000 KiB default per connection:
+    /// docs/operations.md states what the agent holds at steady state from these numbers.
+    func testBothConnectionsHaveTheStatedPageCacheBound() throws {
+        let database = try makeDatabase()
+        try database.withoutTransaction { connection in
+            XCTAssertEqual(try connection.scalar("PRAGMA cache_size"), .integer(-Int64(Database.writerCacheKiB)))
+        }
+        try database.read { connection in
+            XCTAssertEqual(try connection.scalar("PRAGMA cache_size"), .integer(-Int64(Database.readerCacheKiB)))
+        }
+        XCTAssertLessThan(Database.writerCacheKiB + Database.readerCacheKiB, 2 * 2000, "below SQLite's default for two connections")
+    }
+
     func testOpeningAMissingFileWithoutCreateFails() {
         XCTAssertThrowsError(try Database(path: root + "/absent.db", create: false)) { error in
             XCTAssertEqual((error as? SQLiteError)?.primaryCode, SQLITE_CANTOPEN)

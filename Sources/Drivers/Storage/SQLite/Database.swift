@@ -11,6 +11,14 @@ import CSQLite
 public final class Database: @unchecked Sendable {
     /// How long a writer waits for another process's lock (the CLI reading while the agent writes).
     public static let defaultBusyTimeoutMillis: Int32 = 5000
+    /// Page cache per connection, in KiB (SQLite's `cache_size` as a negative number). SQLite's
+    /// default is 2000 KiB a connection and grows to it as pages are touched, so an agent that
+    /// runs for months would sit at twice that for its two connections; the working set here
+    /// (keys, the outbox head, the newest events) is a few hundred pages, so a fixed, smaller
+    /// cap makes the steady-state memory a number we state (docs/operations.md) rather than
+    /// SQLite's default.
+    public static let writerCacheKiB = 1024
+    public static let readerCacheKiB = 512
 
     // @unchecked Sendable: `connection` is only touched inside `lock.withLock`, `reader` only
     // inside `readerLock.withLock`.
@@ -42,6 +50,7 @@ public final class Database: @unchecked Sendable {
             throw SQLiteError(code: SQLITE_ERROR, message: "journal_mode is not WAL", operation: "open \(path)")
         }
         try connection.execute("PRAGMA synchronous = FULL")
+        try connection.execute("PRAGMA cache_size = -\(Self.writerCacheKiB)")
         guard try connection.scalar("PRAGMA synchronous") == .integer(2),
               try connection.scalar("PRAGMA foreign_keys") == .integer(1) else {
             throw SQLiteError(code: SQLITE_ERROR, message: "synchronous or foreign_keys not applied", operation: "open \(path)")
@@ -52,6 +61,7 @@ public final class Database: @unchecked Sendable {
         try reader.execute("PRAGMA trusted_schema = OFF")
         try reader.execute("PRAGMA cell_size_check = ON")
         try reader.execute("PRAGMA query_only = ON")
+        try reader.execute("PRAGMA cache_size = -\(Self.readerCacheKiB)")
     }
 
     /// Runs `body` in a write transaction (BEGIN IMMEDIATE: the write lock is taken up front, so
