@@ -38,6 +38,40 @@ final class LateAuthResponseTests: XCTestCase {
         XCTAssertNil(replay.audits.first?.keyID, "no key is credited to a replay on a foreign link")
     }
 
+    /// Rule A1 on a foreign link is `reusedChallenge` once the challenge expired, whether or not
+    /// the sweep ran first (it was `unknownChallenge` before the sweep and `reusedChallenge`
+    /// after it, so the answer depended on the tick).
+    func testTheExpiredChallengeOnAnotherLinkBeforeTheSweepIsReusedToo() throws {
+        var (rig, _, auth) = try expiredAnswerNotSent()
+        let replay = rig.toCar(auth, link: LinkID(99))
+        XCTAssertEqual(replay.cleartextFault, .reusedChallenge)
+        XCTAssertNil(replay.audits.first?.keyID)
+        let own = rig.toCar(auth)
+        XCTAssertEqual(own.cleartextFault, .challengeExpired, "its own link still says expired")
+        XCTAssertEqual(own.audits.first?.keyID, KeyID(publicKey: Fixtures.phoneKey.publicKey))
+    }
+
+    /// A challenge answered on time but first presented elsewhere: outstanding on its link,
+    /// so nothing is known of it on another link (never accepted there).
+    func testAnOutstandingChallengeOnAnotherLinkIsUnknownAndStaysUsable() throws {
+        var rig = Rig()
+        let (_, challenge) = try rig.helloAndChallenge()
+        guard case .send(let auth) = try rig.phone.receive(challenge, now: rig.now) else { return XCTFail() }
+        XCTAssertEqual(rig.toCar(auth, link: LinkID(99)).cleartextFault, .unknownChallenge)
+        XCTAssertNil(rig.toCar(auth).cleartextFault, "its own link still establishes")
+    }
+
+    private func expiredAnswerNotSent() throws -> (rig: Rig, unused: Void, auth: Bytes) {
+        var rig = Rig()
+        let (_, challenge) = try rig.helloAndChallenge()
+        guard case .send(let auth) = try rig.phone.receive(challenge, now: rig.now) else {
+            XCTFail("phone did not answer")
+            throw PhoneError.notEstablished
+        }
+        rig.advance(seconds: 10.6)
+        return (rig, (), auth)
+    }
+
     func testALateAnswerNeverEstablishes() throws {
         var (rig, first, auth) = try expiredAnswer(sweep: true)
         XCTAssertEqual(first.cleartextFault, .challengeExpired)

@@ -2,7 +2,7 @@
 // when (both clocks). Never contains key material, pairing codes or plaintext arguments.
 
 public struct AuditRecord: Sendable, Equatable, CustomStringConvertible {
-    public enum Event: String, Sendable {
+    public enum Event: String, Sendable, CaseIterable {
         /// A handshake completed and a session exists.
         case sessionEstablished
         /// A message was refused; `fault` says why.

@@ -3,6 +3,8 @@
 extension CarProtocolEngine {
     mutating func handleHello(_ hello: HelloMessage, raw: Bytes, link: LinkID, now: ProtocolTime) -> [CarAction] {
         admission.helloArrived(on: link)
+        // A pairing attempt of this link that expired is over: the link has moved on.
+        expiredPairings.removeValue(forKey: link)
         do throws(FaultCode) {
             // H1: a slot, possibly a shared-key session's that an owner's Hello ends.
             let victim = try reserveSlot(for: link, keyID: hello.keyID, now: now)
@@ -44,11 +46,12 @@ extension CarProtocolEngine {
     }
 
     mutating func handleAuthResponse(_ response: AuthResponseMessage, raw: Bytes, link: LinkID, now: ProtocolTime) -> [CarAction] {
+        sweepExpiredChallenges(now: now)
         guard case .challenged(let pending)? = links[link],
               ConstantTime.equals(pending.challenge, response.challenge) else {
             // Not this link's outstanding challenge: nothing is consumed. A challenge of this
-            // link that expired and was swept by `tick` is still rule A3: the answer must not
-            // depend on whether the sweep ran before the AuthResponse arrived.
+            // link that expired (swept just above, if `tick` had not) is still rule A3; one that
+            // expired on another link is reusedChallenge there, whenever the sweep ran.
             if let expired = usedChallenges.expiry(of: response.challenge), expired.link == link {
                 return rejectBeforeSession(.challengeExpired, link: link, keyID: expired.keyID, now: now)
             }

@@ -61,6 +61,7 @@ extension CarProtocolEngine {
     /// and confirmV, signed by its identity key.
     mutating func handlePairingHello(_ hello: PairingHelloMessage, raw: Bytes, link: LinkID, now: ProtocolTime) -> [CarAction] {
         let claimed = (try? P256PublicKey(sec1: hello.phonePublicKey)).map { KeyID(publicKey: $0) }
+        expiredPairings.removeValue(forKey: link)
         guard !hello.isLegacy else {
             return rejectBeforeSession(.pairingVersion, link: link, keyID: claimed, now: now, countFailure: false)
         }
@@ -114,7 +115,13 @@ extension CarProtocolEngine {
     /// signature, Q5 confirmP (constant time). The guess was spent with the PairingChallenge;
     /// a wrong confirmP when none is left closes the window.
     mutating func handlePairingProof(_ proof: PairingProofMessage, link: LinkID, now: ProtocolTime) -> [CarAction] {
+        sweepExpiredChallenges(now: now)
         guard case .pairing(let pending)? = links[link] else {
+            // An attempt of this link that expired unanswered is still rule Q2 until the link
+            // ends: the answer must not depend on when the sweep ran.
+            if links[link] == nil, let expired = expiredPairings[link] {
+                return rejectBeforeSession(.challengeExpired, link: link, keyID: expired, now: now)
+            }
             return rejectBeforeSession(.unexpectedMessage, link: link, keyID: pendingKeyID(link), now: now)
         }
         links[link] = nil

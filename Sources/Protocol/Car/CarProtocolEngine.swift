@@ -25,6 +25,11 @@ public struct CarProtocolEngine: Sendable {
     var lastVehicleState: VehicleState = []
     /// The open pairing window, if any (owner enrollment).
     var pairingWindow: PairingWindow?
+    /// Pairing challenges that expired unanswered, by the link they were issued on, with the
+    /// key of their PairingHello: a late PairingProof on that link is `challengeExpired` (rule
+    /// Q2) until the link ends, whether or not the sweep forgot the attempt first. Bounded by
+    /// the links the transport holds open (each entry dies with its link) and by a cap.
+    var expiredPairings: [LinkID: KeyID] = [:]
     /// Enrollments handed to the agent with `.enroll`, by token.
     var pendingEnrollments: [CommandToken: PendingEnrollment] = [:]
     /// What an in-flight revoke command revokes, by token: its sessions end on success.
@@ -201,10 +206,23 @@ public struct CarProtocolEngine: Sendable {
     /// Housekeeping: closes expired sessions and forgets expired challenges. Call periodically.
     public mutating func tick(now: ProtocolTime) -> [CarAction] {
         var actions: [CarAction] = []
+        sweepExpiredChallenges(now: now)
+        for (link, state) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            if case .established(let session) = state, session.isExpired(at: now.monotonicMillis) {
+                actions += closeSession(link, session: session, reason: .sessionExpired, now: now)
+            }
+        }
+        actions += expirePairingWindow(now: now)
+        return actions
+    }
+
+    /// Forgets every handshake and pairing challenge whose lifetime has passed, remembering
+    /// where it was issued and for which key. Run before any answer that depends on a
+    /// challenge (rules A1 and Q1) as well as on `tick`, so the answer to a late or misplaced
+    /// message is the same whenever the periodic sweep last ran.
+    mutating func sweepExpiredChallenges(now: ProtocolTime) {
         for (link, state) in links.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
             switch state {
-            case .established(let session) where session.isExpired(at: now.monotonicMillis):
-                actions += closeSession(link, session: session, reason: .sessionExpired, now: now)
             case .challenged(let pending) where isExpired(pending, now: now):
                 links[link] = nil
                 // Remembered as expired on this link, so a late AuthResponse is answered
@@ -213,17 +231,25 @@ public struct CarProtocolEngine: Sendable {
             case .pairing(let pending) where now.monotonicMillis > pending.issuedAtMillis + configuration.challengeLifetimeMillis:
                 links[link] = nil
                 usedChallenges.insert(pending.challenge)
+                rememberExpiredPairing(on: link, keyID: KeyID(publicKey: pending.phoneKey))
             default:
                 continue
             }
         }
-        actions += expirePairingWindow(now: now)
-        return actions
+    }
+
+    mutating func rememberExpiredPairing(on link: LinkID, keyID: KeyID) {
+        if expiredPairings[link] == nil, expiredPairings.count >= configuration.rateLimitedLinkMemory,
+           let oldest = expiredPairings.keys.min(by: { $0.rawValue < $1.rawValue }) {
+            expiredPairings.removeValue(forKey: oldest)
+        }
+        expiredPairings[link] = keyID
     }
 
     /// The transport lost the link: drop its state (a pending challenge counts as used).
     public mutating func linkClosed(_ link: LinkID, now: ProtocolTime) -> [CarAction] {
         admission.closed(link)
+        expiredPairings.removeValue(forKey: link)
         switch links.removeValue(forKey: link) {
         case .challenged(let pending)?:
             usedChallenges.insert(pending.challenge)
