@@ -17,7 +17,7 @@ final class AuditVerifyCommandTests: XCTestCase {
         var lines = [String]()
         for index in 1...6 {
             let event = try store.appendEvent(NewEvent(kind: .accessDecision, time: EventTime(seconds: 100 + Int64(index), trusted: true),
-                                                       actor: "0a0b", action: "unlock", result: "allowed"))
+                                                       actor: "0a0b", action: EventAction(unlisted: "unlock"), result: "allowed"))
             lines.append(String(decoding: EventPayload.encode(event), as: UTF8.self))
         }
         let checkpoint = try XCTUnwrap(store.writeAuditCheckpoint(key: key, vehicleID: "VIN3", topic: CloudTopics(vehicleID: "VIN3").audit,

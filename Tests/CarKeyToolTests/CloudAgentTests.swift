@@ -113,7 +113,7 @@ final class EventProducer {
         var ids = Set<String>()
         for i in 0..<count {
             let stored = try store.appendEvent(NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_800_000_000, trusted: true),
-                                                        actor: "00112233445566ff", action: "unlock", result: "allowed",
+                                                        actor: "00112233445566ff", action: EventAction(unlisted: "unlock"), result: "allowed",
                                                         detailJSON: #"{"n":\#(i)}"#))
             ids.insert(stored.uuid)
         }

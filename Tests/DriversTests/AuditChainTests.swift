@@ -56,7 +56,7 @@ final class AuditChainTests: StorageTestCase {
 
     func testPublishedPayloadCarriesTheLinkAndTheVerifierRecomputesIt() throws {
         let store = try openStore()
-        let stored = try store.appendEvent(NewEvent(kind: .storage, time: EventTime(seconds: 5, trusted: false), action: "x",
+        let stored = try store.appendEvent(NewEvent(kind: .storage, time: EventTime(seconds: 5, trusted: false), action: EventAction(unlisted: "x"),
                                                     result: "ok", detailJSON: #" { "a" : [1, 2.5e3, "\u00e9"] } "#))
         let payload = EventPayload.encode(stored)
         let text = String(decoding: payload, as: UTF8.self)

@@ -7,7 +7,7 @@ final class CloudPayloadTests: StorageTestCase {
     func testEventPayloadVector() {
         let stored = StoredEvent(seq: 7, uuid: "0f2c9a1e-5b7d-4c3a-9e8f-1a2b3c4d5e6f", event: NewEvent(
             kind: .accessDecision, time: EventTime(seconds: 1_760_000_000, trusted: true), actor: "a1b2c3d4e5f60708",
-            action: "unlock", result: "refused", fault: EventFault(code: 5, name: "insufficientPermission"),
+            action: EventAction(unlisted: "unlock"), result: "refused", fault: EventFault(code: 5, name: "insufficientPermission"),
             detailJSON: #"{"link":3}"#))
         XCTAssertEqual(String(decoding: EventPayload.encode(stored), as: UTF8.self),
                        #"{"id":"0f2c9a1e-5b7d-4c3a-9e8f-1a2b3c4d5e6f","seq":7,"time":1760000000,"timeTrusted":true,"kind":"access-decision","#
@@ -60,7 +60,7 @@ final class CloudPayloadTests: StorageTestCase {
         XCTAssertEqual(access?.qos, 1)
         XCTAssertEqual(access?.uuid, "u1")
         let other = router.route(StoredEvent(seq: 2, uuid: "u2", event: NewEvent(kind: .storage, time: EventTime(seconds: 0, trusted: false),
-                                                                           action: "repair", result: "ok")))
+                                                                           action: EventAction(unlisted: "repair"), result: "ok")))
         XCTAssertEqual(other?.priority, .event)
     }
 }

@@ -31,7 +31,7 @@ final class EventRouterLongevityTests: StorageTestCase {
     }
 
     private func event(_ text: String) -> NewEvent {
-        NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_700_000_000, trusted: true), action: text, result: "ok")
+        NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_700_000_000, trusted: true), action: EventAction(unlisted: text), result: "ok")
     }
 
     func testReadingTheRouterAMillionTimesKeepsMemoryAndStackFlat() throws {

@@ -16,7 +16,7 @@ final class StorageBudgetTests: StorageTestCase {
     }
 
     private func event(_ kind: EventKind, _ action: String, age: Int64 = 0) -> NewEvent {
-        NewEvent(kind: kind, time: EventTime(seconds: now - age, trusted: true), actor: "0a1b2c", action: action, result: "ok")
+        NewEvent(kind: kind, time: EventTime(seconds: now - age, trusted: true), actor: "0a1b2c", action: EventAction(unlisted: action), result: "ok")
     }
 
     private static func threadCPUMicros() -> Int64 {
@@ -269,7 +269,7 @@ final class StorageFullDiskTests: XCTestCase {
 
     private func event(_ action: String) -> NewEvent {
         NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_700_000_000, trusted: true), actor: "0a1b2c",
-                 action: action, result: "allowed")
+                 action: EventAction(unlisted: action), result: "allowed")
     }
 
     func testOnAFullDiskTheReserveIsReleasedForSecurityWritesAndStartUpStillWorks() throws {
@@ -290,7 +290,7 @@ final class StorageFullDiskTests: XCTestCase {
             try store?.write { transaction in
                 try transaction.put(Bytes(repeating: 1, count: 20_000), kind: .revocation, id: Bytes(repeating: UInt8(index), count: 8))
                 try transaction.appendEvent(NewEvent(kind: .revocation, time: EventTime(seconds: 1_700_000_000, trusted: true),
-                                                     actor: "0a1b2c", action: "revoke", result: "revoked"))
+                                                     actor: "0a1b2c", action: EventAction(unlisted: "revoke"), result: "revoked"))
             }
         }
         XCTAssertFalse(FileManagerless.exists(stateDir + "/reserve"), "released for it")
@@ -328,7 +328,7 @@ final class StorageBudgetOutboxTests: StorageTestCase {
         })
         for action in ["session", "session", "unlock", "status"] {
             try store.appendEvent(NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_700_000_000, trusted: true),
-                                           actor: "0a1b2c", action: action, result: "ok"))
+                                           actor: "0a1b2c", action: EventAction(unlisted: action), result: "ok"))
         }
         _ = try XCTUnwrap(store.space).prune(store, reason: "test", target: nil, batches: 1, nowMillis: 1)
         // seq 1 and 2 (noise) are gone with their messages; 5 is the prune event itself.
@@ -351,9 +351,9 @@ final class StorageBudgetRestartTests: StorageTestCase {
         let store = try CarStore.open(stateDirectory: stateDir, clock: { time }, budget: budget)
         try store.write { transaction in
             for _ in 0..<(Int(EventPruner.window) * 3) {
-                try transaction.appendEvent(NewEvent(kind: .accessDecision, time: time, action: "unlock", result: "ok"))
+                try transaction.appendEvent(NewEvent(kind: .accessDecision, time: time, action: EventAction(unlisted: "unlock"), result: "ok"))
             }
-            try transaction.appendEvent(NewEvent(kind: .accessDecision, time: time, action: "session", result: "closed"))
+            try transaction.appendEvent(NewEvent(kind: .accessDecision, time: time, action: EventAction(unlisted: "session"), result: "closed"))
         }
         try store.markEventsPublished(through: EventPruner.window * 3 + 1)
         XCTAssertEqual(try store.trimEvents(keepingLatest: 1), Int(EventPruner.window) * 3)

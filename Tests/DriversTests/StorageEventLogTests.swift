@@ -7,7 +7,7 @@ final class StorageEventLogTests: StorageTestCase {
     func testEventsGetContiguousSequenceNumbersAndRandomUUIDs() throws {
         let store = try openStore()
         let written = NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_700_000_123, trusted: false), actor: "00ff",
-                               action: "unlock", result: "refused", fault: EventFault(code: 15, name: "clockNotTrusted"),
+                               action: EventAction(unlisted: "unlock"), result: "refused", fault: EventFault(code: 15, name: "clockNotTrusted"),
                                detailJSON: "{\"link\":\"ble-1\"}")
         let stored = try (0..<3).map { _ in try store.appendEvent(written) }
         XCTAssertEqual(stored.map(\.seq), [1, 2, 3])

@@ -69,7 +69,7 @@ class StorageTestCase: XCTestCase {
 
     func accessEvent(_ action: String, actor: String? = "0a1b2c") -> NewEvent {
         NewEvent(kind: .accessDecision, time: EventTime(seconds: 1_700_000_000, trusted: true), actor: actor,
-                 action: action, result: "allowed")
+                 action: EventAction(unlisted: action), result: "allowed")
     }
 
     func mode(_ path: String) throws -> mode_t { try Files.mode(of: path) }

@@ -17,7 +17,7 @@ final class StoreBackupTests: StorageTestCase {
         try store.write { transaction in
             for index in 0..<events {
                 _ = try transaction.appendEvent(NewEvent(kind: .storage, time: EventTime(seconds: 1_700_000_000, trusted: true),
-                                                         action: "fill \(index)", result: "ok"))
+                                                         action: EventAction(unlisted: "fill \(index)"), result: "ok"))
             }
         }
     }

@@ -17,7 +17,7 @@ final class AgentStatsFieldsTests: XCTestCase {
 
     func testFieldsCountFromStartAndShowProvidedCommitCounters() throws {
         let store = try CarStore.open(stateDirectory: folder + "/state")
-        let event = NewEvent(kind: .storage, time: EventTime(seconds: 1_700_000_000, trusted: false), action: "test", result: "ok")
+        let event = NewEvent(kind: .storage, time: EventTime(seconds: 1_700_000_000, trusted: false), action: EventAction(unlisted: "test"), result: "ok")
         _ = try store.appendEvent(event)  // before start: not counted
         let stats = try AgentStats(store: store)
         var fields = Dictionary(uniqueKeysWithValues: stats.fields().map { ($0.name, $0.value) })

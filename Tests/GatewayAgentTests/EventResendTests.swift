@@ -43,7 +43,7 @@ final class EventResendTests: XCTestCase {
     private func appendEvents(_ count: Int) throws -> [OutboxMessage] {
         for index in 0..<count {
             try store.appendEvent(NewEvent(kind: .storage, time: EventTime(seconds: 1_800_000_000 + Int64(index), trusted: true),
-                                           action: "test \(index)", result: "ok"))
+                                           action: EventAction(unlisted: "test \(index)"), result: "ok"))
         }
         return try eventRows()
     }

@@ -160,7 +160,7 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertNil(fault)
         // A vehicle event written synchronously (a door, an actuator fault) waits its turn too.
         car.service.handle(.closed(try XCTUnwrap(links.first), .peerClosed))
-        car.body.events.service("test", result: "ok")
+        car.body.events.service(.serviceOff, result: "ok")
         car.service.finishRound()
         let rows = try car.store.events(since: 0, limit: 100).map { "\($0.event.kind.rawValue) \($0.event.result)" }
         XCTAssertEqual(rows, ["access-decision established", "access-decision established", "access-decision closed",

@@ -44,7 +44,7 @@ extension CarStore {
                                                    [.blob(sealed), .text(row.kind), .blob(row.id)])
                     resealed += 1
                 }
-                try transaction.appendEvent(storageEvent(action: "vault migrate", detail: [
+                try transaction.appendEvent(storageEvent(action: .vaultMigrate, detail: [
                     ("to", vaultKind), ("resealed", String(resealed)), ("identity", identityRemoved ? "new, in the device" : "kept"),
                 ]))
                 return ResealSummary(resealed: resealed, identityRemoved: identityRemoved)

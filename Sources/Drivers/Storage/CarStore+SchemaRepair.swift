@@ -17,6 +17,6 @@ extension CarStore {
     }
 
     func schemaRepairEvent(_ recreated: [String]) -> NewEvent {
-        storageEvent(action: "repair schema", detail: [("recreated", recreated.joined(separator: ","))], result: "storeRepaired")
+        storageEvent(action: .repairSchema, detail: [("recreated", recreated.joined(separator: ","))], result: "storeRepaired")
     }
 }

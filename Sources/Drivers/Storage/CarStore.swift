@@ -96,7 +96,7 @@ public final class CarStore: Sendable {
             if !repairs.isEmpty {
                 try store.write { transaction in
                     for repair in repairs {
-                        try transaction.appendEvent(store.storageEvent(action: "repair permissions", detail: [
+                        try transaction.appendEvent(store.storageEvent(action: .repairPermissions, detail: [
                             ("path", repair.path), ("from", String(repair.oldMode, radix: 8)), ("to", String(repair.newMode, radix: 8)),
                         ]))
                     }
@@ -193,7 +193,7 @@ public final class CarStore: Sendable {
             let transaction = StoreTransaction(connection: connection, sealer: sealer, random: random, router: route)
             for finding in Set(fresh) {
                 _ = try transaction.appendEvent(NewEvent(
-                    kind: .tamper, time: clock(), action: "open sealed record", result: "tamper detected",
+                    kind: .tamper, time: clock(), action: .openSealedRecord, result: "tamper detected",
                     fault: EventFault(name: "recordTampered"),
                     detailJSON: JSONText.object([("recordKind", finding.kind.rawValue), ("recordID", finding.id.hexString)])))
             }
@@ -242,7 +242,7 @@ public final class CarStore: Sendable {
         }
     }
 
-    func storageEvent(action: String, detail: [(String, String)], totalsJSON: String? = nil, result: String = "ok") -> NewEvent {
+    func storageEvent(action: EventAction, detail: [(String, String)], totalsJSON: String? = nil, result: String = "ok") -> NewEvent {
         var json = JSONText.object(detail)
         if let totalsJSON { json = String(json.dropLast()) + #","pruned":"# + totalsJSON + "}" }
         return NewEvent(kind: .storage, time: clock(), action: action, result: result, detailJSON: json)

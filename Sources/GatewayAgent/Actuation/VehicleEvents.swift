@@ -6,10 +6,8 @@ import Drivers
 import Protocol
 
 final class VehicleEvents {
-    /// Input changes and service actions are vehicle facts, not access decisions; the kinds
-    /// are open-ended strings in the store (EventKind), published like every other event.
-    static let vehicleStateKind = EventKind(rawValue: "vehicle-state")!
-    static let serviceKind = EventKind(rawValue: "service")!
+    // Input changes and service actions are vehicle facts, not access decisions: their own
+    // kinds (EventKind.vehicleState, .service), published like every other event.
 
     private let store: CarStore
     private let clock: AgentClock
@@ -33,7 +31,7 @@ final class VehicleEvents {
             fields += [("line", .string(line.role)), ("chip", .string(line.chip)), ("offset", .integer(Int64(line.line)))]
         }
         append(NewEvent(kind: .actuatorFault, time: clock.eventTime(), actor: actor?.bytes.hexString,
-                        action: Self.name(actuation), result: result,
+                        action: .actuation(actuation), result: result,
                         fault: EventFault(code: Int64(FaultCode.actuationFailed.rawValue), name: FaultCode.actuationFailed.name),
                         detailJSON: JSONValue.object(fields + detail).serialized))
     }
@@ -41,14 +39,14 @@ final class VehicleEvents {
     /// A debounced input change, e.g. action "doorOpen", result "active".
     func inputChanged(_ role: InputRole, active: Bool, suppressed: Int) {
         let detail = suppressed > 0 ? JSONValue.object([("suppressed", .integer(Int64(suppressed)))]).serialized : nil
-        append(NewEvent(kind: Self.vehicleStateKind, time: clock.eventTime(), action: role.rawValue,
+        append(NewEvent(kind: .vehicleState, time: clock.eventTime(), action: .input(role),
                         result: active ? "active" : "inactive", detailJSON: detail))
     }
 
     /// A console service action (service mode on/off, a wrong PIN, a test actuation).
     /// `actor`: the key ID that signed a service challenge (nil for the PIN and for refusals).
-    func service(_ action: String, result: String, fault: String? = nil, actor: String? = nil) {
-        append(NewEvent(kind: Self.serviceKind, time: clock.eventTime(), actor: actor, action: action, result: result,
+    func service(_ action: EventAction, result: String, fault: String? = nil, actor: String? = nil) {
+        append(NewEvent(kind: .service, time: clock.eventTime(), actor: actor, action: action, result: result,
                         fault: fault.map { EventFault(name: $0) }, detailJSON: #"{"source":"console"}"#))
     }
 

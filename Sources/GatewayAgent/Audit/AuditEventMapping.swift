@@ -36,11 +36,11 @@ enum AuditEventMapping {
         switch summary.scope {
         case .rateLimited:
             let fault = FaultCode.rateLimited
-            return NewEvent(kind: .accessDecision, time: time, action: "message", result: "refused",
+            return NewEvent(kind: .accessDecision, time: time, action: .message, result: "refused",
                             fault: EventFault(code: Int64(fault.rawValue), name: fault.name),
                             detailJSON: #"{"event":"rejected","suppressed":\#(counts.total)}"#)
         case .key(let keyID):
-            return NewEvent(kind: .accessDecision, time: time, actor: keyID?.bytes.hexString, action: "session", result: "coalesced",
+            return NewEvent(kind: .accessDecision, time: time, actor: keyID?.bytes.hexString, action: .session, result: "coalesced",
                             detailJSON: #"{"event":"coalesced","suppressed":\#(counts.total),"windowSeconds":\#(summary.windowMillis / 1000),"#
                                 + #""sessionEstablished":\#(counts.sessionsEstablished),"sessionClosed":\#(counts.sessionsClosed),"#
                                 + #""commands":\#(counts.commands),"refused":\#(counts.refusals)}"#)
@@ -48,14 +48,14 @@ enum AuditEventMapping {
     }
 
     /// The command when there is one; otherwise what the record is about.
-    static func action(_ record: AuditRecord) -> String {
-        if let command = record.command { return command.name }
+    static func action(_ record: AuditRecord) -> EventAction {
+        if let command = record.command { return .command(command) }
         switch record.event {
-        case .sessionEstablished, .sessionClosed: return "session"
-        case .rejected, .commandAccepted, .commandCompleted, .completionDropped: return "message"
-        case .pairingWindowOpened, .pairingWindowClosed: return "pairing"
-        case .ownerEnrolled: return "enroll"
-        case .revocationApplied: return "revoke"
+        case .sessionEstablished, .sessionClosed: return .session
+        case .rejected, .commandAccepted, .commandCompleted, .completionDropped: return .message
+        case .pairingWindowOpened, .pairingWindowClosed: return .pairing
+        case .ownerEnrolled: return .enroll
+        case .revocationApplied: return .revoke
         }
     }
 

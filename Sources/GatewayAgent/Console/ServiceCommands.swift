@@ -60,7 +60,7 @@ final class ServiceCommands: ConsoleCommandGroup {
             return state(now: now)
         case ("off", 1):
             mode.disable()
-            context.body.events.service("service-off", result: "ok")
+            context.body.events.service(.serviceOff, result: "ok")
             return ["service mode: off"]
         case ("challenge", 1):
             return challenge(now: now)
@@ -117,7 +117,7 @@ final class ServiceCommands: ConsoleCommandGroup {
             resetPINCount()
             let until = mode.enter(now: now)
             context.log.warn("console: service mode on for \((until - now) / 1000) s, authorised by \(authorised.signer.kind.rawValue) key \(signer)")
-            context.body.events.service("service-on", result: "ok", actor: signer)
+            context.body.events.service(.serviceOn, result: "ok", actor: signer)
             return ["service mode: on for \((until - now) / 1000) s, signed by \(authorised.signer.kind.rawValue) key \(signer) (service off to leave)"]
         } catch {
             context.log.warn("console: service authorisation refused: \(error.name)")
@@ -161,14 +161,14 @@ final class ServiceCommands: ConsoleCommandGroup {
         guard pin.matches(attempt) else {
             let outcome = lockout.wrong(nowMillis: now)
             context.log.warn("console: wrong service PIN (\(lockout.failures) in a row)")
-            context.body.events.service("service-on", result: "refused", fault: "wrongPIN")
+            context.body.events.service(.serviceOn, result: "refused", fault: "wrongPIN")
             if outcome.left > 0 { return ["error: wrong PIN (\(outcome.left) more attempt(s) before a lockout)"] }
             return ["error: too many wrong PINs; try again in \(outcome.lockoutMillis / 1000) s"]
         }
         resetPINCount()
         let until = mode.enter(now: now)
         context.log.warn("console: service mode on for \((until - now) / 1000) s (PIN)")
-        context.body.events.service("service-on", result: "ok")
+        context.body.events.service(.serviceOn, result: "ok")
         return ["service mode: on for \((until - now) / 1000) s (service off to leave)"]
     }
 
@@ -182,7 +182,7 @@ final class ServiceCommands: ConsoleCommandGroup {
     }
 
     private func refused(fault: String, _ line: String) -> [String] {
-        context.body.events.service("service-on", result: "refused", fault: fault)
+        context.body.events.service(.serviceOn, result: "refused", fault: fault)
         return [line]
     }
 
@@ -201,7 +201,7 @@ final class ServiceCommands: ConsoleCommandGroup {
         }
         let name = VehicleEvents.name(actuation)
         if let refusal = context.body.actuator.startService(actuation) {
-            context.body.events.service(name, result: "refused", fault: refusal.fault?.name)
+            context.body.events.service(.actuation(actuation), result: "refused", fault: refusal.fault?.name)
             return ["error: \(refusal.summary)"]
         }
         context.log.info("console: service test \(name) started")
@@ -212,7 +212,7 @@ final class ServiceCommands: ConsoleCommandGroup {
     func finished(_ actuation: Actuation, _ outcome: CommandOutcome) -> [String] {
         let name = VehicleEvents.name(actuation)
         context.log.info("console: service test \(name): \(outcome.summary), result \(outcome.fault?.name ?? "ok"), state \(outcome.state)")
-        context.body.events.service(name, result: outcome.fault == nil ? "ok" : "failed", fault: outcome.fault?.name)
+        context.body.events.service(.actuation(actuation), result: outcome.fault == nil ? "ok" : "failed", fault: outcome.fault?.name)
         return ["actuate \(name): \(outcome.summary); result \(outcome.fault?.name ?? "ok"); state \(outcome.state)"]
     }
 }

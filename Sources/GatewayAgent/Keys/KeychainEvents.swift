@@ -6,7 +6,7 @@ import Protocol
 enum KeychainEvents {
     static func enrolled(_ record: KeyRecord, link: LinkID, alreadyEnrolled: Bool = false, now: ProtocolTime) -> NewEvent {
         NewEvent(kind: .enrollment, time: time(now), actor: record.keyID.bytes.hexString,
-                 action: "enroll owner", result: alreadyEnrolled ? "already enrolled" : "enrolled",
+                 action: .enrollOwner, result: alreadyEnrolled ? "already enrolled" : "enrolled",
                  detailJSON: JSONValue.object([
                      ("link", linkValue(link)), ("role", .string(record.role.description)),
                      ("permissions", .string(record.permissions.description)),
@@ -22,7 +22,7 @@ enum KeychainEvents {
                    ("notBefore", timeValue(record.notBefore, open: KeyRecord.noNotBefore)),
                    ("notAfter", timeValue(record.notAfter, open: KeyRecord.noNotAfter))]
         return NewEvent(kind: .share, time: time(now), actor: record.keyID.bytes.hexString,
-                        action: "install share", result: "installed", detailJSON: JSONValue.object(detail).serialized)
+                        action: .installShare, result: "installed", detailJSON: JSONValue.object(detail).serialized)
     }
 
     /// `carriedBy`: the session key that delivered it (nil from the cloud); `link` likewise.
@@ -33,7 +33,7 @@ enum KeychainEvents {
         if let carriedBy { detail.append(("carriedBy", .string(carriedBy.description))) }
         detail.append(("revokedKeys", .array(outcome.revokedKeys.map { .string($0.description) })))
         return NewEvent(kind: .revocation, time: time(now), actor: revocation.issuer.bytes.hexString,
-                        action: "revoke", result: outcome.changes.isEmpty ? "already revoked" : "revoked",
+                        action: .revoke, result: outcome.changes.isEmpty ? "already revoked" : "revoked",
                         detailJSON: JSONValue.object(detail).serialized)
     }
 

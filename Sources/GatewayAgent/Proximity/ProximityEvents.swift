@@ -7,7 +7,7 @@ import Drivers
 import Protocol
 
 final class ProximityEvents {
-    static let kind = EventKind(rawValue: "proximity")!
+    static let kind = EventKind.proximity
 
     private let store: CarStore
     private let clock: AgentClock
@@ -25,7 +25,7 @@ final class ProximityEvents {
     /// "refused", "locked". False when the event could not be written: a decision the car
     /// takes by itself (passive entry) must then not move anything.
     @discardableResult
-    func record(action: String, result: String, key: KeyID?, refusal: NotInProximityReason?,
+    func record(action: EventAction, result: String, key: KeyID?, refusal: NotInProximityReason?,
                 evidence: [ProximityEvidence], extra: [(String, JSONValue)] = []) -> Bool {
         var fields: [(String, JSONValue)] = []
         if let refusal { fields.append(("reason", .string(refusal.rawValue))) }

@@ -152,7 +152,7 @@ final class UWBService: LoopSource {
         // A chip that stops answering produces failed rounds, which reset the valid-round count,
         // and no fresh range: the policy refuses on its own (fails closed).
         let decision = engine.authorize(command: request.command, key: request.keyID, atMillis: nowMillis)
-        events.record(action: request.command.name, result: decision.isAllowed ? "allowed" : "refused", key: request.keyID,
+        events.record(action: .command(request.command), result: decision.isAllowed ? "allowed" : "refused", key: request.keyID,
                       refusal: Self.reason(decision), evidence: [decision.evidence], extra: [("link", .integer(Int64(request.link.rawValue)))])
         return decision
     }
@@ -164,7 +164,7 @@ final class UWBService: LoopSource {
             .filter { $0.grant.record.permissions.contains(.unlock) }.map(\.grant.keyID)
         let decision = engine.passiveEntry(handlePulledAtMillis: nowMillis, authenticatedKeys: keys)
         let refusal = decision.key == nil ? (decision.candidates.compactMap(Self.reason).first ?? .noRanging) : nil
-        let recorded = events.record(action: "passiveEntry", result: decision.key == nil ? "refused" : "allowed", key: decision.key,
+        let recorded = events.record(action: .passiveEntry, result: decision.key == nil ? "refused" : "allowed", key: decision.key,
                                      refusal: refusal, evidence: decision.candidates.map(\.evidence))
         // Never an unlock without its audit record (a dropped events table, a broken disk).
         return recorded ? decision.key : nil
@@ -177,7 +177,7 @@ final class UWBService: LoopSource {
         let decision = engine.walkAway(atMillis: nowMillis, doorsClosed: !state.contains(.anyDoorOpen),
                                        locked: state.contains(.locked), keys: engine.trackedKeys)
         if decision.lock {
-            events.record(action: "walkAwayLock", result: "locked", key: nil, refusal: nil, evidence: decision.evidence)
+            events.record(action: .walkAwayLock, result: "locked", key: nil, refusal: nil, evidence: decision.evidence)
         }
         return decision.lock
     }

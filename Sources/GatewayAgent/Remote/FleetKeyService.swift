@@ -48,7 +48,7 @@ final class FleetKeyService {
     @discardableResult
     private func answer(_ envelope: InboundEnvelope, fault: FaultCode?, detail: [(String, JSONValue)], changes: [StoredFleetKey]) -> Bool {
         if let fault { log.info("remote: fleet key grant \(envelope.id) refused: \(fault.name)") }
-        let row = NewEvent(kind: .enrollment, time: clock.eventTime(), action: "fleet-key", result: fault == nil ? "ok" : "refused",
+        let row = NewEvent(kind: .enrollment, time: clock.eventTime(), action: .fleetKey, result: fault == nil ? "ok" : "refused",
                            fault: fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
                            detailJSON: JSONValue.object(detail).serialized)
         var committed = false

@@ -97,7 +97,7 @@ final class RemoteCommandService: LoopSource {
         stateObserver?(outcome.state)
         if commandID.hasPrefix(Self.relockPrefix) {
             log.info("remote: auto-relock after \(commandID.dropFirst(Self.relockPrefix.count)): \(outcome.summary), result \(outcome.fault?.name ?? "ok")")
-            _ = try? store.appendEvent(NewEvent(kind: .accessDecision, time: clock.eventTime(), action: "lock",
+            _ = try? store.appendEvent(NewEvent(kind: .accessDecision, time: clock.eventTime(), action: .remote(.lock),
                                                 result: outcome.fault == nil ? "ok" : "failed",
                                                 fault: outcome.fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
                                                 detailJSON: JSONValue.object([("event", .string("remoteAutoRelock")),
@@ -171,7 +171,7 @@ final class RemoteCommandService: LoopSource {
                  + (why.map { " (\($0))" } ?? ""))
         let row = command.map { event($0, signer: signer, result: fault == nil ? "ok" : "refused", fault: fault,
                                       detail: fault == nil ? "remoteCommandAnswered" : "remoteCommandRefused") }
-            ?? NewEvent(kind: .accessDecision, time: clock.eventTime(), action: "command", result: "refused",
+            ?? NewEvent(kind: .accessDecision, time: clock.eventTime(), action: .remoteCommand, result: "refused",
                         fault: fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
                         detailJSON: JSONValue.object([("event", .string("remoteCommandRefused")), ("request", .string(envelope.id))]).serialized)
         let time = RemoteCheckTime(seconds: clock.now().wallSeconds, trusted: clock.isTrusted, mark: clock.trustedMark)
@@ -192,7 +192,7 @@ final class RemoteCommandService: LoopSource {
         var fields: [(String, JSONValue)] = [("event", .string(detail)), ("command", .string(command.uuidString)), ("source", .string("cloud"))]
         if let signer { fields.append(("signer", .string(signer.kind.rawValue))) }
         return NewEvent(kind: .accessDecision, time: clock.eventTime(), actor: command.signerKeyID.bytes.hexString,
-                        action: command.action.description, result: result,
+                        action: .remote(command.action), result: result,
                         fault: fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
                         detailJSON: JSONValue.object(fields).serialized)
     }

@@ -38,7 +38,7 @@ final class RevocationListService {
     func handle(_ envelope: InboundEnvelope) {
         let (fault, detail) = apply(envelope.body)
         log.info("remote: revocation list \(detail): \(fault?.name ?? "applied")")
-        let row = NewEvent(kind: .revocation, time: cloudTime(), action: "revocation-list", result: fault == nil ? "ok" : "refused",
+        let row = NewEvent(kind: .revocation, time: cloudTime(), action: .revocationList, result: fault == nil ? "ok" : "refused",
                            fault: fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) },
                            detailJSON: JSONValue.object([("event", .string("revocationList")), ("detail", .string(detail))]).serialized)
         cloud.publishResult(requestID: envelope.id, type: envelope.type, result: fault == nil ? "ok" : "refused", fault: fault,

@@ -38,7 +38,7 @@ do {
             var last: Int64 = 0
             for index in 0..<count {
                 last = try transaction.appendEvent(NewEvent(
-                    kind: .storage, time: EventTime(seconds: batch, trusted: false), action: "crash-test", result: "ok",
+                    kind: .storage, time: EventTime(seconds: batch, trusted: false), action: EventAction(unlisted: "crash-test"), result: "ok",
                     detailJSON: "{\"batch\":\(batch),\"index\":\(index),\"count\":\(count)}")).seq
                 usleep(UInt32(try random.randomBytes(1)[0]) * 4)
             }

@@ -19,18 +19,18 @@ public enum EventRetention: Int64, Sendable, CaseIterable, CustomStringConvertib
         }
     }
 
-    /// First matching rule wins; no match is `.ordinary`. Kinds and actions are constants of
-    /// this code base (no quotes), which is what lets `sqlExpression` inline them.
-    private static let rules: [(kind: String, actions: [String]?, retention: EventRetention)] = [
-        ("access-decision", ["session", "status", "user-verified"], .noise),
-        ("access-decision", nil, .critical),
-        ("tamper", nil, .critical),
-        ("revocation", nil, .critical),
-        ("enrollment", nil, .critical),
-        ("share", nil, .critical),
-        ("actuator-fault", nil, .critical),
-        ("service", nil, .critical),
-        ("storage", [StoreNotice.pruneAction, StoreNotice.diskFullAction], .critical),
+    /// First matching rule wins; no match is `.ordinary`. Kinds and actions are the typed
+    /// values the writers use, so a rule cannot name a spelling nobody writes.
+    private static let rules: [(kind: EventKind, actions: [EventAction]?, retention: EventRetention)] = [
+        (.accessDecision, [.session, .command(.status), .command(.userVerified)], .noise),
+        (.accessDecision, nil, .critical),
+        (.tamper, nil, .critical),
+        (.revocation, nil, .critical),
+        (.enrollment, nil, .critical),
+        (.share, nil, .critical),
+        (.actuatorFault, nil, .critical),
+        (.service, nil, .critical),
+        (.storage, [.pruneEvents, .diskFull], .critical),
     ]
 
     public static func of(_ event: NewEvent) -> EventRetention {
@@ -38,15 +38,20 @@ public enum EventRetention: Int64, Sendable, CaseIterable, CustomStringConvertib
     }
 
     static func of(kind: String, action: String) -> EventRetention {
-        for rule in rules where rule.kind == kind && (rule.actions?.contains(action) ?? true) { return rule.retention }
+        for rule in rules where rule.kind.rawValue == kind && (rule.actions?.contains { $0.rawValue == action } ?? true) {
+            return rule.retention
+        }
         return .ordinary
     }
 
     /// The same rules as an SQL expression over the events table's `kind` and `action`.
     static let sqlExpression: String = {
         let cases = rules.map { rule -> String in
-            let action = rule.actions.map { " AND action IN (" + $0.map { "'\($0)'" }.joined(separator: ", ") + ")" } ?? ""
-            return "WHEN kind = '\(rule.kind)'\(action) THEN \(rule.retention.rawValue)"
+            // Inlined: every word is a constant of this code base, checked here to hold no quote.
+            let words = [rule.kind.rawValue] + (rule.actions ?? []).map(\.rawValue)
+            precondition(words.allSatisfy { !$0.contains("'") }, "a retention word with a quote")
+            let action = rule.actions.map { " AND action IN (" + $0.map { "'\($0.rawValue)'" }.joined(separator: ", ") + ")" } ?? ""
+            return "WHEN kind = '\(rule.kind.rawValue)'\(action) THEN \(rule.retention.rawValue)"
         }
         return "(CASE " + cases.joined(separator: " ") + " ELSE \(EventRetention.ordinary.rawValue) END)"
     }()

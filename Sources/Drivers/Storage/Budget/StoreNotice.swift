@@ -15,8 +15,8 @@ public enum StoreNotice: Equatable, Sendable, CustomStringConvertible {
     case vacuumed(pages: Int64)
 
     /// The event actions (kind `storage`) for pruning and a full disk; both are kept longest.
-    public static let pruneAction = "prune events"
-    public static let diskFullAction = "disk full"
+    public static let pruneAction = EventAction.pruneEvents.rawValue
+    public static let diskFullAction = EventAction.diskFull.rawValue
 
     public var description: String {
         switch self {

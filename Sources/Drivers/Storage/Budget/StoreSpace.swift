@@ -96,7 +96,7 @@ final class StoreSpace: Sendable {
             if record {
                 // Through the store's own write path: the record of a full disk is worth the reserve.
                 let written: ()? = try? store.write { transaction in
-                    try transaction.appendEvent(store.storageEvent(action: StoreNotice.diskFullAction,
+                    try transaction.appendEvent(store.storageEvent(action: .diskFull,
                                                                    detail: [("freeBytes", String(free))], result: "detected"))
                 }
                 if written != nil { state.withLock { $0.diskFullRecorded = true } }
@@ -233,7 +233,7 @@ final class StoreSpace: Sendable {
             }
             guard due, let first else { return nil }
             let totals = try EventPruner.totals(connection)
-            try transaction.appendEvent(store.storageEvent(action: StoreNotice.pruneAction, detail: [
+            try transaction.appendEvent(store.storageEvent(action: .pruneEvents, detail: [
                 ("reason", reason), ("usedBytes", String(usedBefore)), ("budgetBytes", String(budget.maxDatabaseBytes)),
                 ("firstClass", first.retention.description), ("unpublished", first.unpublished ? "yes" : "no"),
             ], totalsJSON: totals.json, result: "started"))

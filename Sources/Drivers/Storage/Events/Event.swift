@@ -34,20 +34,21 @@ public struct NewEvent: Equatable, Sendable {
     public var time: EventTime
     /// The key ID (hex) that acted, if any.
     public var actor: String?
-    /// What was attempted, e.g. "unlock", "enroll", "read sealed record".
-    public var action: String
+    /// What was attempted, e.g. "unlock", "enroll", "open sealed record": an `EventAction`'s
+    /// word, so writers and the retention rules cannot disagree on its spelling.
+    public private(set) var action: String
     /// The outcome, e.g. "allowed", "refused", "ok", "detected".
     public var result: String
     public var fault: EventFault?
     /// A JSON value (checked with SQLite's json_valid on append) with extra, non-secret context.
     public var detailJSON: String?
 
-    public init(kind: EventKind, time: EventTime, actor: String? = nil, action: String, result: String,
+    public init(kind: EventKind, time: EventTime, actor: String? = nil, action: EventAction, result: String,
                 fault: EventFault? = nil, detailJSON: String? = nil) {
         self.kind = kind
         self.time = time
         self.actor = actor
-        self.action = action
+        self.action = action.rawValue
         self.result = result
         self.fault = fault
         self.detailJSON = detailJSON

@@ -22,6 +22,14 @@ public struct EventKind: Hashable, Sendable, CustomStringConvertible {
     public static let actuatorFault = EventKind(known: "actuator-fault")
     /// The store itself: permissions repaired, schema upgraded.
     public static let storage = EventKind(known: "storage")
+    /// A debounced input change (door, trunk, lock state, buttons).
+    public static let vehicleState = EventKind(known: "vehicle-state")
+    /// The console's service mode and its test actuations.
+    public static let service = EventKind(known: "service")
+    /// A distance decision (UWB) about a command, passive entry or walk-away.
+    public static let proximity = EventKind(known: "proximity")
+    /// A signed configuration document applied or refused.
+    public static let config = EventKind(known: "config")
 
     /// Shown for a row whose kind was edited into something this code cannot parse.
     static let unknown = EventKind(known: "unknown")

@@ -70,7 +70,7 @@ enum EventLog {
             let kind = statement.text(4).flatMap { EventKind(rawValue: $0) } ?? .unknown
             let fault = statement.text(9).map { EventFault(code: statement.isNull(8) ? nil : statement.int64(8), name: $0) }
             let event = NewEvent(kind: kind, time: EventTime(seconds: statement.int64(2), trusted: statement.int64(3) != 0),
-                                 actor: statement.text(5), action: statement.text(6) ?? "", result: statement.text(7) ?? "",
+                                 actor: statement.text(5), action: EventAction(stored: statement.text(6) ?? ""), result: statement.text(7) ?? "",
                                  fault: fault, detailJSON: statement.text(10))
             var chain: EventChainLink?
             if let prev = statement.blob(11), let hash = statement.blob(12) { chain = EventChainLink(prevHash: prev, hash: hash) }

@@ -58,7 +58,7 @@ struct ConfigOutcome: Equatable, Sendable {
         ])
         // A refusal without a protocol fault (a forbidden key, a schema error) names its reason.
         let fault = fault.map { EventFault(code: Int64($0.rawValue), name: $0.name) } ?? reason.map { EventFault(name: $0) }
-        return NewEvent(kind: EventKind(rawValue: "config")!, time: time, actor: signer, action: "config-update",
+        return NewEvent(kind: .config, time: time, actor: signer, action: .configUpdate,
                         result: result.rawValue, fault: fault, detailJSON: detail.serialized)
     }
 }
