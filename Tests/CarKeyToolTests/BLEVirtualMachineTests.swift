@@ -13,7 +13,8 @@ import Glibc
 
 final class BLEVirtualMachineTests: XCTestCase {
     /// Every scenario the lane must report as ok (scripts/ble-vm/scenarios.sh).
-    static let scenarios = ["start", "enroll", "unlock", "lock", "share", "link-loss", "power-cycle", "stop", "bluetoothd"]
+    static let scenarios = ["start", "enroll", "unlock", "lock", "share", "link-loss", "car-close", "handshake-deadline",
+                            "power-cycle", "stop", "bluetoothd"]
 
     private static var repositoryRoot: String { Subprocess.repositoryRoot }
 

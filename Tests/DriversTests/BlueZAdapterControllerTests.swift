@@ -271,6 +271,94 @@ final class BlueZAdapterControllerTests: XCTestCase {
                                          .deviceDisconnected(address: MgmtVectors.phoneAddress, type: .lePublic, reason: .connectionTimeout)])
     }
 
+    // MARK: Ending a link from the car
+
+    private static let phone = MgmtVectors.phoneAddress
+    /// Disconnect 0x0014 for the phone at 00:AA:01:01:00:01, LE random.
+    private static let disconnectPhone = "14 00 00 00 07 00 01 00 01 01 aa 00 02"
+
+    private func disconnectReply(status: UInt8) -> [UInt8] {
+        MgmtVectors.complete(0x0014, status: status, bluezBytes("01 00 01 01 aa 00 02"))
+    }
+
+    func testDisconnectIsSentAndItsCompletionReported() throws {
+        var s = try ScriptedMgmt(configuration())
+        bringUp(&s)
+        _ = s.takeReports()
+        s.controller.disconnect(address: Self.phone, type: .leRandom)
+        s.controller.disconnect(address: Self.phone, type: .leRandom)
+        XCTAssertEqual(s.controller.nextDeadlineMillis, s.now, "due at once")
+        s.expect(Self.disconnectPhone, reply: disconnectReply(status: 0x00))
+        XCTAssertEqual(s.takeReports(), [.disconnected(address: Self.phone, type: .leRandom)])
+        s.expectIdle()
+        XCTAssertNil(s.controller.nextDeadlineMillis, "asked twice, sent once")
+        XCTAssertNil(s.controller.state.lastError)
+    }
+
+    func testDisconnectOfAPhoneThatAlreadyLeftIsNotConnected() throws {
+        var s = try ScriptedMgmt(configuration())
+        bringUp(&s)
+        _ = s.takeReports()
+        s.controller.disconnect(address: Self.phone, type: .leRandom)
+        s.expect(Self.disconnectPhone, reply: disconnectReply(status: 0x02))
+        XCTAssertEqual(s.takeReports(), [.disconnectFailed(address: Self.phone, type: .leRandom, status: .notConnected)])
+        // Device Disconnected before the command went out: dropped, not sent.
+        s.controller.disconnect(address: Self.phone, type: .leRandom)
+        s.feed(bluezBytes("0c 00 00 00 08 00 01 00 01 01 aa 00 02 03"))
+        XCTAssertEqual(s.takeReports(), [.deviceDisconnected(address: Self.phone, type: .leRandom, reason: .terminatedByRemoteHost),
+                                         .disconnectFailed(address: Self.phone, type: .leRandom, status: .notConnected)])
+        s.expectIdle()
+        // A new connection from the address cancels a request not yet sent.
+        s.controller.disconnect(address: Self.phone, type: .leRandom)
+        XCTAssertTrue(s.controller.cancelDisconnect(address: Self.phone, type: .leRandom))
+        XCTAssertFalse(s.controller.cancelDisconnect(address: Self.phone, type: .leRandom))
+        s.expectIdle()
+        XCTAssertEqual(s.takeReports(), [])
+    }
+
+    /// The kernel answers a Disconnect only once the link is down, which for a vanished phone is
+    /// its supervision timeout: adapter upkeep goes on meanwhile, and a second Disconnect waits.
+    func testDisconnectsHaveTheirOwnLaneOneAtATime() throws {
+        var s = try ScriptedMgmt(configuration())
+        bringUp(&s)
+        _ = s.takeReports()
+        let other = try XCTUnwrap(BluetoothAddress("4A:11:22:33:44:55"))
+        s.controller.disconnect(address: Self.phone, type: .leRandom)
+        s.controller.disconnect(address: other, type: .leRandom)
+        XCTAssertEqual(s.controller.nextCommand(nowMillis: s.now).map { bluezHex($0.encoded) }, Self.disconnectPhone)
+        XCTAssertNil(s.controller.nextCommand(nowMillis: s.now), "the second disconnect waits for the first")
+        s.controller.requestConnectionInformation(address: other, type: .leRandom)
+        s.expect("31 00 00 00 07 00 55 44 33 22 11 4a 02",
+                 reply: bluezBytes("01 00 00 00 0d 00 31 00 00 55 44 33 22 11 4a 02 c4 04 04"))
+        // Busy: another process's Disconnect is pending in the kernel; tried again after a second.
+        s.feed(disconnectReply(status: 0x0A))
+        s.expectIdle()
+        s.advance(1_000)
+        s.expect(Self.disconnectPhone, reply: disconnectReply(status: 0x00))
+        s.expect("14 00 00 00 07 00 55 44 33 22 11 4a 02")
+        // A late answer naming another peer is not this one's.
+        s.feed(disconnectReply(status: 0x00))
+        s.advance(40_000)
+        XCTAssertEqual(s.takeReports(), [
+            .connectionInfo(MgmtConnectionInfo(address: other, addressType: .leRandom, rssi: -60, txPower: 4, maxTxPower: 4)),
+            .disconnected(address: Self.phone, type: .leRandom),
+            .disconnectFailed(address: other, type: .leRandom, status: .timeout),
+        ])
+        XCTAssertNil(s.controller.nextDeadlineMillis)
+    }
+
+    func testPowerOffAbandonsDisconnectsAndRefusesNewOnes() throws {
+        var s = try ScriptedMgmt(configuration())
+        bringUp(&s)
+        _ = s.takeReports()
+        s.controller.disconnect(address: Self.phone, type: .leRandom)
+        s.feed(MgmtVectors.event(0x0006, MgmtVectors.settingsBytes([.connectable, .lowEnergy, .bredr])))
+        XCTAssertEqual(s.takeReports(), [.disconnectFailed(address: Self.phone, type: .leRandom, status: .notPowered)])
+        s.controller.disconnect(address: Self.phone, type: .leRandom)
+        XCTAssertEqual(s.takeReports(), [.disconnectFailed(address: Self.phone, type: .leRandom, status: .notPowered)])
+        s.expectIdle()
+    }
+
     func testConfigurationIsValidatedUpFront() {
         XCTAssertThrowsError(try AdapterController(configuration: AdapterConfiguration(
             adapter: .index(0), name: "x", advertisingData: [UInt8](repeating: 0, count: 29))))

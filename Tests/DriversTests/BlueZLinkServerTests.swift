@@ -33,6 +33,7 @@ private final class FakeManagementKernel {
                 reply = MgmtVectors.settingsBytes(settings)
             case 0x003E, 0x003F: reply = [1]
             case 0x0031: reply = Array(sent[6..<13]) + [UInt8(bitPattern: rssi), 4, 4]
+            case 0x0014: reply = Array(sent[6..<13]) // the link is down: address and type back
             default: reply = MgmtVectors.settingsBytes(settings)
             }
             _ = try descriptor.sendSome(MgmtVectors.complete(opcode, reply)[...])
@@ -48,6 +49,11 @@ private final class FakeManagementKernel {
     func opcodes(since index: Int = 0) -> [UInt16] {
         commands[index...].map { UInt16($0[0]) | UInt16($0[1]) << 8 }
     }
+
+    /// The Disconnect commands (0x0014) asked for, as hex.
+    func disconnects(since index: Int = 0) -> [String] {
+        commands[index...].filter { $0.starts(with: [0x14, 0x00]) }.map(bluezHex)
+    }
 }
 
 /// The phone: an ATT client on a connected SOCK_SEQPACKET socket.
@@ -55,9 +61,15 @@ private final class SocketPhone {
     let socket: FileDescriptor
     var client = ATTClientConnection()
     var messages: [Bytes] = []
+    /// What the car's accept() reports as the phone's address: a fresh resolvable private one.
+    let address: BluetoothAddress
 
     init(path: String) throws {
         socket = try BlueZLinkServerTests.seqpacket()
+        var random = (0..<6).map { _ in UInt8.random(in: 0...255) }
+        random[5] = 0x40 | (random[5] & 0x3F)
+        self.address = BluetoothAddress(littleEndian: random)!
+        try Self.bindAsLEPeer(socket, random)
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
@@ -70,6 +82,27 @@ private final class SocketPhone {
     }
 
     deinit { socket.close() }
+
+    /// The car reads the peer of an accepted socket as a sockaddr_l2 (family, PSM, bdaddr, CID,
+    /// address type). Bound to an abstract Unix address whose bytes sit where those fields are,
+    /// this socket looks to it like an LE random peer at `bytes`: sun_path starts where the PSM
+    /// does, and its first byte 0 marks the abstract namespace.
+    private static func bindAsLEPeer(_ socket: FileDescriptor, _ bytes: [UInt8]) throws {
+        var local = sockaddr_un()
+        local.sun_family = sa_family_t(AF_UNIX)
+        let path: [UInt8] = [0x00, 0x00] + bytes + [0x04, 0x00, BluetoothAddressType.leRandom.rawValue]
+        withUnsafeMutableBytes(of: &local.sun_path) { raw in
+            for (i, byte) in path.enumerated() { raw[i] = byte }
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket.rawValue, $0, length) }
+        }
+        guard bound == 0 else { throw Errno.current("bind abstract") }
+    }
+
+    /// Disconnect 0x0014 for this phone on hci0.
+    var disconnectCommand: String { bluezHex([0x14, 0x00, 0x00, 0x00, 0x07, 0x00] + address.bytes + [0x02]) }
 
     func write(_ pdus: [Bytes]) throws {
         for pdu in pdus { XCTAssertEqual(try socket.sendSome(pdu[...]), pdu.count) }
@@ -229,41 +262,81 @@ final class BlueZLinkServerTests: XCTestCase {
         try talker.write(try talker.client.send(message: [0x01, 0x02]))
         XCTAssertEqual(try rounds(server, 2, phones: [talker]), [.message(talkerLink, [0x01, 0x02])])
         clock.advance(by: 1_500)
-        let events = try rounds(server, 2, phones: [talker])
+        let count = kernel.commands.count
+        let events = try rounds(server, 3, phones: [talker])
         XCTAssertEqual(events, [.closed(quietLink, .idleTimeout(millis: 60_000))])
         XCTAssertEqual(server.links, [talkerLink])
+        XCTAssertEqual(kernel.disconnects(since: count), [quiet.disconnectCommand], "the LE connection is ended too")
         XCTAssertEqual(server.nextDeadline().map { $0 <= clock.nowMillis() + 60_000 }, true)
     }
 
     func testPeerCloseEndsTheLinkAsARoutineClose() throws {
         let server = try advertisingServer()
         var phone: SocketPhone? = try connectedPhone(server).0
+        let address = try XCTUnwrap(phone?.address)
         let link = try XCTUnwrap(server.links.first)
+        let count = kernel.commands.count
         phone = nil
         XCTAssertNil(phone)
         XCTAssertEqual(try rounds(server, 2), [.closed(link, .peerClosed)])
         XCTAssertTrue(LinkCloseReason.peerClosed.isRoutine)
+        XCTAssertEqual(kernel.disconnects(since: count), [], "the phone ended the LE connection itself")
+        XCTAssertEqual(server.takeNotices(), ["phone \(address) (LE random) on \(link) disconnected: peer closed"])
+    }
+
+    /// What CarService's handshake deadline, busy refusal and slot reclaim call: the LE
+    /// connection goes with the ATT channel, so the phone learns at once and the radio is free.
+    func testTheCarClosingALinkTerminatesItsLEConnection() throws {
+        let server = try advertisingServer()
+        let (phone, link) = try connectedPhone(server)
+        let facts = try XCTUnwrap(server.facts(of: link))
+        XCTAssertEqual(facts.peerAddress, "\(phone.address) (LE random)")
+        let count = kernel.commands.count
+        server.close(link)
+        XCTAssertEqual(try rounds(server, 2), [], "no event for a link the caller closed")
+        XCTAssertEqual(kernel.disconnects(since: count), [phone.disconnectCommand])
+        XCTAssertEqual(try phone.socket.receive(upTo: 64), .closed)
+        XCTAssertEqual(server.takeNotices(),
+                       ["phone \(phone.address) (LE random) on \(link) disconnected by the car (HCI reason 0x13, remote user terminated)"])
+    }
+
+    func testAPhoneThatDoesNotSubscribeIsDisconnectedWhenTheBacklogIsFull() throws {
+        let server = try advertisingServer()
+        let phone = try SocketPhone(path: listenPath)
+        guard case .connected(let link)? = try rounds(server).first else { return XCTFail("no connection") }
+        let count = kernel.commands.count
+        for _ in 0..<ATTServerConnection.maxQueuedMessages { XCTAssertNil(server.send([0x01], to: link)) }
+        XCTAssertEqual(server.send([0x01], to: link), .closed(link, .outputOverflow))
+        _ = try rounds(server, 2)
+        XCTAssertEqual(kernel.disconnects(since: count), [phone.disconnectCommand])
     }
 
     func testOneMoreThanMaxLinksIsDisconnected() throws {
         let server = try advertisingServer(maxLinks: 1)
         let (first, _) = try connectedPhone(server)
         defer { withExtendedLifetime(first) {} }
+        let count = kernel.commands.count
         let extra = try SocketPhone(path: listenPath)
         XCTAssertEqual(try rounds(server, 2), [.refusedBusy])
         XCTAssertEqual(try extra.socket.receive(upTo: 64), .closed, "the extra phone is hung up on")
+        _ = try rounds(server, 2)
+        XCTAssertEqual(kernel.disconnects(since: count), [extra.disconnectCommand])
+        XCTAssertEqual(server.takeNotices(), ["phone \(extra.address) (LE random) on a connection refused busy disconnected by the car "
+                                              + "(HCI reason 0x13, remote user terminated)"])
     }
 
     func testABrokenFragmentClosesOnlyThatLink() throws {
         let server = try advertisingServer()
         let (bad, badLink) = try connectedPhone(server)
         let (good, goodLink) = try connectedPhone(server)
+        let count = kernel.commands.count
         // A continuation without a START fragment: the stream cannot be trusted to be in step.
         try bad.write([ATTPDU.writeCommand(handle: GATTDatabase.CarHandles.phoneToCar, value: [0x01, 0xAA])])
         try good.write(try good.client.send(message: [0x7F]))
         let events = try rounds(server, 2, phones: [good])
         XCTAssertTrue(events.contains(.message(goodLink, [0x7F])), "\(events)")
         XCTAssertTrue(events.contains { if case .closed(badLink, .malformedFrame) = $0 { return true } else { return false } }, "\(events)")
+        XCTAssertEqual(kernel.disconnects(since: count), [bad.disconnectCommand], "only the broken link's LE connection")
     }
 
     func testRotationRemovesAndReAddsTheInstanceWithANewIdentifier() throws {

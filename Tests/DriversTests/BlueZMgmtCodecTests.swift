@@ -21,6 +21,8 @@ final class BlueZMgmtCodecTests: XCTestCase {
             (.setAdvertising(false, index: 0), "29 00 00 00 01 00 00"),
             (.removeAdvertising(instance: 1, index: 0), "3f 00 00 00 01 00 01"),
             (.getConnectionInfo(address: phone, type: .lePublic, index: 0), "31 00 00 00 07 00 01 00 01 01 aa 00 01"),
+            // mgmt-api.txt Disconnect Command 0x0014: Address (6 octets), Address_Type (1 octet).
+            (.disconnect(address: phone, type: .leRandom, index: 0), "14 00 00 00 07 00 01 00 01 01 aa 00 02"),
             (.startDiscovery(index: 1), "23 00 01 00 01 00 06"),
             (.stopDiscovery(index: 1), "24 00 01 00 01 00 06"),
         ]

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """A phone that connects to the car's ATT channel, exchanges MTUs and then holds the link, so
-the lane can cut it underneath (hcitool ledc) and watch the car notice. Python 3.11's socket
-module cannot address LE fixed channels, so bind/connect go through libc with a sockaddr_l2.
+the lane can cut it underneath (hcitool ledc) and watch the car notice, or watch the car end
+it (its handshake deadline; with --break-framing a fragment that breaks the format at once).
+Python 3.11's socket module cannot address LE fixed channels, so bind/connect go through libc
+with a sockaddr_l2.
 
-Prints `mtu N` once the car answered, then `ended: ERRNO-NAME` when the link goes.
+Prints `mtu N` once the car answered, `broken-fragment` when it sent one, then
+`ended: ERRNO-NAME after-ms N end-epoch T` when the link goes (N from the broken fragment, or
+from the MTU answer; T the wall clock, to compare with the agent's log).
 """
 import argparse, ctypes, errno, os, select, socket, struct, subprocess, sys, time
 
@@ -32,6 +36,8 @@ def main():
     parser.add_argument("--car", required=True)
     parser.add_argument("--type", choices=["public", "random"], default="random")
     parser.add_argument("--hold", type=float, default=30)
+    parser.add_argument("--break-framing", action="store_true",
+                        help="after the MTU exchange, write a continuation fragment without a START")
     args = parser.parse_args()
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -47,17 +53,28 @@ def main():
     if len(response) != 3 or response[0] != 0x03:
         sys.exit(f"unexpected answer to the MTU request: {response.hex()}")
     print(f"mtu {struct.unpack('<H', response[1:3])[0]}", flush=True)
+    since = time.monotonic()
+    if args.break_framing:
+        # Write Command to the phone-to-car value (0x000C): a continuation, sequence 1, no START.
+        sock.send(bytes([0x52, 0x0C, 0x00, 0x01, 0xAA]))
+        since = time.monotonic()
+        print("broken-fragment", flush=True)
+
+    def ended(what):
+        after = (time.monotonic() - since) * 1000
+        print(f"ended: {what} after-ms {after:.0f} end-epoch {time.time():.3f}", flush=True)
+
     deadline = time.monotonic() + args.hold
     while time.monotonic() < deadline:
-        ready, _, _ = select.select([sock], [], [], 0.2)
+        ready, _, _ = select.select([sock], [], [], 0.02)
         if not ready:
             continue
         try:
             if not sock.recv(512):
-                print("ended: EOF", flush=True)
+                ended("EOF")
                 return
         except OSError as error:
-            print(f"ended: {errno.errorcode.get(error.errno, error.errno)}", flush=True)
+            ended(errno.errorcode.get(error.errno, error.errno))
             return
     print("ended: held", flush=True)
 

@@ -6,18 +6,38 @@ CAR_ADAPTER=00:AA:01:00:00:00     # btvirt's hci0: the agent picks its adapter b
 STATE=/tmp/car-state
 PHONES=/tmp/phones
 AGENT_LOG=$LANE_RESULTS/agent.log
+HERE=$(dirname "${BASH_SOURCE[0]}")
 agent_pid=""
 car_address=""
 car_address_type=""
+# The handshake deadline the lane's agent runs with (the product's default is 3 s).
+DEADLINE_S=30
+# A link the car ends must end on the phone at once (the LE connection is terminated): well
+# under the seconds the kernel takes to drop an LE connection without channels by itself.
+PROMPT_MS=1500
+# A phone disconnect in the agent's log: "link: phone ADDRESS (LE public) on link#N disconnected".
+PHONE_LINE='link: phone [0-9A-F:]{17} \(LE (public|random)\) on link#[0-9]+ disconnected'
 
 start_agent() {
     # The link-loss scenario holds an ATT link without a session while it reads the console
-    # and then cuts the radio link: the car's 3 s handshake deadline (issue 14) would close it
-    # first. Everything else runs with the product's defaults.
-    printf '{"link":{"handshakeDeadlineSeconds":30}}\n' >"$LANE_RESULTS/agent.json"
+    # and then cuts the radio link: the car's 3 s handshake deadline would close it first.
+    # The handshake-deadline scenario waits this one out. Everything else runs with the
+    # product's defaults.
+    printf '{"link":{"handshakeDeadlineSeconds":%d}}\n' "$DEADLINE_S" >"$LANE_RESULTS/agent.json"
+    # Each log line gets the wall clock it was written at (the agent's own lines carry none),
+    # so a scenario can set it against a phone's clock; $! stays the agent.
     carkey-agent run --config "$LANE_RESULTS/agent.json" --ble "$CAR_ADAPTER" --simulate --state-dir "$STATE" \
-        --vehicle-id "$VEHICLE" --clock-sync yes >>"$AGENT_LOG" 2>&1 &   # --simulate: the console on a pty (logged)
+        --vehicle-id "$VEHICLE" --clock-sync yes > >(stamp_lines >>"$AGENT_LOG") 2>&1 &   # --simulate: the console on a pty (logged)
     agent_pid=$!
+}
+
+stamp_lines() {
+    python3 -u -c 'import sys, time
+while True:
+    line = sys.stdin.readline()
+    if not line:
+        break
+    sys.stdout.write(f"{time.time():.3f} {line}")'
 }
 
 # phone NAME ADAPTER ARGS...: `carkey phone --ble hciN --scan ARGS`, output in RESULTS/NAME.*
@@ -103,7 +123,8 @@ scenario_share_refused_trunk() {
 scenario_link_loss() {
     [[ -n $car_address ]] || { fail link-loss "no car address from an earlier scan"; return; }
     local before; before=$(count_matches "$AGENT_LOG" 'closed: link lost')
-    python3 "$(dirname "${BASH_SOURCE[0]}")/att-hold.py" --adapter 5 --car "$car_address" --type "$car_address_type" --hold 30 \
+    local lost_before; lost_before=$(count_matches "$AGENT_LOG" "$PHONE_LINE: link lost")
+    python3 "$HERE/att-hold.py" --adapter 5 --car "$car_address" --type "$car_address_type" --hold 30 \
         >"$LANE_RESULTS/link-loss-hold.out" 2>&1 &
     local hold_pid=$!
     if ! wait_for 45 "$LANE_RESULTS/link-loss-hold.out" '^mtu '; then
@@ -113,7 +134,7 @@ scenario_link_loss() {
     [[ -n $handle ]] || { kill "$hold_pid" 2>/dev/null; fail link-loss "no connection handle on hci5"; return; }
     # The link's RSSI on the console (read with mgmt Get Connection Information; btvirt says -1).
     local pty; pty=$(sed -n 's/.*console on \(\/dev\/pts\/[0-9]*\).*/\1/p' "$AGENT_LOG" | tail -1)
-    local links; links=$(python3 "$(dirname "${BASH_SOURCE[0]}")/console-ask.py" "$pty" links 1.5 2>&1)
+    local links; links=$(python3 "$HERE/console-ask.py" "$pty" links 1.5 2>&1)
     echo "$links" >"$LANE_RESULTS/link-loss-console.out"
     local rssi; rssi=$(grep -Eo 'rssi -?[0-9]+ dBm' <<<"$links" | head -1)
     [[ -n $rssi ]] || { kill "$hold_pid" 2>/dev/null; fail link-loss "console links shows no RSSI: $(tr '\n' ' ' <<<"$links")"; return; }
@@ -127,7 +148,73 @@ scenario_link_loss() {
     if [[ $(count_matches "$AGENT_LOG" 'closed: link lost') -le $before ]]; then
         fail link-loss "the agent did not log the lost link: $(tail -n 3 "$AGENT_LOG" | tr '\n' ' ')"; return
     fi
-    pass link-loss "console links: ${rssi}; agent logged 'link lost' ${seen_ms} ms after the disconnect"
+    # The phone's own disconnect line: its address, the link, the reason. Earlier phone visits
+    # ended by the phone (their process exited) are logged the same way, as peer closed.
+    if [[ $(count_matches "$AGENT_LOG" "$PHONE_LINE: link lost") -le $lost_before ]]; then
+        fail link-loss "no disconnect line with the phone's address: $(tail -n 3 "$AGENT_LOG" | tr '\n' ' ')"; return
+    fi
+    local left; left=$(count_matches "$AGENT_LOG" "$PHONE_LINE: peer closed")
+    [[ $left -ge 1 ]] || { fail link-loss "no phone that hung up was logged (peer closed)"; return; }
+    pass link-loss "console links: ${rssi}; agent logged 'link lost' ${seen_ms} ms after the disconnect; ${left} phone hang-ups logged"
+}
+
+# hold_until_car_ends NAME ADAPTER ARGS...: att-hold.py from hciADAPTER in the background, its
+# output in RESULTS/NAME.out; sets hold_pid. Fails (returns 1) without an ATT link.
+hold_until_car_ends() {
+    local name=$1 adapter=$2; shift 2
+    python3 "$HERE/att-hold.py" --adapter "$adapter" --car "$car_address" --type "$car_address_type" "$@" \
+        >"$LANE_RESULTS/$name.out" 2>&1 &
+    hold_pid=$!
+    if ! wait_for 45 "$LANE_RESULTS/$name.out" '^mtu '; then
+        kill "$hold_pid" 2>/dev/null; wait "$hold_pid" 2>/dev/null
+        return 1
+    fi
+}
+
+# The car ends a link at once: a fragment that breaks the format (a continuation without START).
+scenario_car_close() {
+    [[ -n $car_address ]] || { fail car-close "no car address from an earlier scan"; return; }
+    local before; before=$(count_matches "$AGENT_LOG" "$PHONE_LINE by the car")
+    hold_until_car_ends car-close-hold 7 --hold 15 --break-framing \
+        || { fail car-close "no ATT link: $(tr '\n' ' ' <"$LANE_RESULTS/car-close-hold.out")"; return; }
+    wait "$hold_pid" 2>/dev/null
+    local ended; ended=$(grep '^ended: ' "$LANE_RESULTS/car-close-hold.out")
+    local after; after=$(awk '{ print $4 }' <<<"$ended")
+    [[ -n $after ]] || { fail car-close "the phone's link did not end: $(tr '\n' ' ' <"$LANE_RESULTS/car-close-hold.out")"; return; }
+    local deadline=$(( $(date +%s) + 10 ))
+    while [[ $(count_matches "$AGENT_LOG" "$PHONE_LINE by the car") -le $before && $(date +%s) -le $deadline ]]; do sleep 0.1; done
+    [[ $(count_matches "$AGENT_LOG" "$PHONE_LINE by the car") -gt $before ]] \
+        || { fail car-close "the agent did not log the disconnect: $(tail -n 3 "$AGENT_LOG" | tr '\n' ' ')"; return; }
+    timing "car ends a link (broken fragment): the phone saw its link end ${after} ms after writing the fragment ($(awk '{ print $2 }' <<<"$ended"))"
+    (( after <= PROMPT_MS )) || { fail car-close "the phone saw the end only after ${after} ms (limit ${PROMPT_MS})"; return; }
+    pass car-close "phone saw the disconnect ${after} ms after the broken fragment; agent logged it"
+}
+
+# The car ends a link that never starts a handshake, at its deadline.
+scenario_handshake_deadline() {
+    [[ -n $car_address ]] || { fail handshake-deadline "no car address from an earlier scan"; return; }
+    local before; before=$(count_matches "$AGENT_LOG" 'closed: no session within')
+    local logged_before; logged_before=$(count_matches "$AGENT_LOG" "$PHONE_LINE by the car")
+    hold_until_car_ends deadline-hold 8 --hold $(( DEADLINE_S + 20 )) \
+        || { fail handshake-deadline "no ATT link: $(tr '\n' ' ' <"$LANE_RESULTS/deadline-hold.out")"; return; }
+    local deadline=$(( $(date +%s) + DEADLINE_S + 15 ))
+    while [[ $(count_matches "$AGENT_LOG" 'closed: no session within') -le $before && $(date +%s) -le $deadline ]]; do sleep 0.1; done
+    wait "$hold_pid" 2>/dev/null
+    [[ $(count_matches "$AGENT_LOG" 'closed: no session within') -gt $before ]] \
+        || { fail handshake-deadline "the agent did not close the link: $(tail -n 3 "$AGENT_LOG" | tr '\n' ' ')"; return; }
+    local closed_at; closed_at=$(grep 'closed: no session within' "$AGENT_LOG" | tail -1 | awk '{ print $1 }')
+    local ended; ended=$(grep '^ended: ' "$LANE_RESULTS/deadline-hold.out")
+    local end_epoch; end_epoch=$(awk '{ print $6 }' <<<"$ended")
+    [[ -n $end_epoch ]] || { fail handshake-deadline "the phone's link did not end: $(tr '\n' ' ' <"$LANE_RESULTS/deadline-hold.out")"; return; }
+    # From the agent's line (stamped as it was written) to the phone seeing the end.
+    local lag; lag=$(awk -v a="$end_epoch" -v b="$closed_at" 'BEGIN { printf "%.0f", (a - b) * 1000 }')
+    local deadline2=$(( $(date +%s) + 10 ))
+    while [[ $(count_matches "$AGENT_LOG" "$PHONE_LINE by the car") -le $logged_before && $(date +%s) -le $deadline2 ]]; do sleep 0.1; done
+    [[ $(count_matches "$AGENT_LOG" "$PHONE_LINE by the car") -gt $logged_before ]] \
+        || { fail handshake-deadline "the agent did not log the disconnect: $(tail -n 3 "$AGENT_LOG" | tr '\n' ' ')"; return; }
+    timing "car ends a link (handshake deadline ${DEADLINE_S} s): the phone saw its link end ${lag} ms after the agent logged the close ($(awk '{ print $2 }' <<<"$ended"), $(awk '{ print $4 }' <<<"$ended") ms after its MTU answer)"
+    (( lag <= PROMPT_MS )) || { fail handshake-deadline "the phone saw the end ${lag} ms after the car closed the link (limit ${PROMPT_MS})"; return; }
+    pass handshake-deadline "phone saw the disconnect ${lag} ms after the car closed the link; agent logged it"
 }
 
 scenario_power_cycle() {
@@ -183,6 +270,8 @@ run_scenarios() {
     scenario_lock
     scenario_share_refused_trunk
     scenario_link_loss
+    scenario_car_close
+    scenario_handshake_deadline
     scenario_power_cycle
     scenario_stop
     scenario_bluetoothd_refused

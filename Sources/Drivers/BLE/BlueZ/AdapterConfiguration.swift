@@ -25,10 +25,15 @@ public struct AdapterConfiguration: Equatable, Sendable {
     /// Back-off after a failed command: doubles from the first to the cap, reset on success.
     public var retryFirstMillis: UInt64
     public var retryMaxMillis: UInt64
+    /// A Disconnect is answered when the link is down: at once from a phone in range, after its
+    /// supervision timeout (at most 32 s in the Core spec) from one that vanished. Past this
+    /// the controller stops waiting and reports it failed.
+    public var disconnectTimeoutMillis: UInt64
 
     public init(adapter: Selection, name: String, advertisingData: [UInt8], identityResolvingKey: [UInt8]? = nil,
                 disableBREDR: Bool = false, instance: UInt8 = 1, flags: MgmtAdvertisingFlags = .car,
-                commandTimeoutMillis: UInt64 = 5_000, retryFirstMillis: UInt64 = 1_000, retryMaxMillis: UInt64 = 30_000) {
+                commandTimeoutMillis: UInt64 = 5_000, retryFirstMillis: UInt64 = 1_000, retryMaxMillis: UInt64 = 30_000,
+                disconnectTimeoutMillis: UInt64 = 40_000) {
         self.adapter = adapter
         self.name = name
         self.advertisingData = advertisingData
@@ -39,6 +44,7 @@ public struct AdapterConfiguration: Equatable, Sendable {
         self.commandTimeoutMillis = commandTimeoutMillis
         self.retryFirstMillis = retryFirstMillis
         self.retryMaxMillis = retryMaxMillis
+        self.disconnectTimeoutMillis = disconnectTimeoutMillis
     }
 
     /// Parameters of the commands that carry configured data, built (and so validated) once.
@@ -98,6 +104,13 @@ public enum AdapterReport: Equatable, Sendable {
     case connectionInfoFailed(address: BluetoothAddress, type: BluetoothAddressType, status: MgmtStatus)
     case deviceConnected(address: BluetoothAddress, type: BluetoothAddressType)
     case deviceDisconnected(address: BluetoothAddress, type: BluetoothAddressType, reason: MgmtDisconnectReason)
+    /// A `disconnect` we asked for: the kernel confirmed the link down.
+    case disconnected(address: BluetoothAddress, type: BluetoothAddressType)
+    /// A `disconnect` we asked for that did not end a link: Not Connected (the peer left first),
+    /// Not Powered (the adapter went down), Timeout (no answer in `disconnectTimeoutMillis`),
+    /// or another status. Every `disconnect` gets exactly one of these two reports unless it is
+    /// cancelled first.
+    case disconnectFailed(address: BluetoothAddress, type: BluetoothAddressType, status: MgmtStatus)
 }
 
 public struct AdapterState: Equatable, Sendable {

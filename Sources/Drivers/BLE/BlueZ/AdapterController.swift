@@ -5,6 +5,11 @@
 // Why a queue with one command in flight: mgmt replies carry only the opcode, so two commands
 // with the same opcode in flight could not be told apart, and the bring-up order matters
 // (privacy and BR/EDR off only while powered off).
+//
+// Disconnects have a lane of their own, also one in flight: the kernel answers a Disconnect
+// only when the controller reports the link down, which for a phone that vanished is its
+// supervision timeout, and adapter upkeep must not wait that long. Linux 6.1 also keeps one
+// pending Disconnect per adapter and answers a second one Busy.
 
 public struct AdapterController: Sendable {
     enum Step: Equatable, Sendable {
@@ -21,6 +26,11 @@ public struct AdapterController: Sendable {
         let sentAt: UInt64
     }
 
+    private struct Peer: Equatable, Sendable {
+        let address: BluetoothAddress
+        let type: BluetoothAddressType
+    }
+
     public private(set) var configuration: AdapterConfiguration
     public private(set) var state = AdapterState()
     private var prepared: AdapterConfiguration.Prepared
@@ -31,6 +41,9 @@ public struct AdapterController: Sendable {
     private var reports: [AdapterReport] = []
     /// The latest time any input carried; failures schedule their retry from it.
     private var now: UInt64 = 0
+    private var disconnectQueue: [Peer] = []
+    private var disconnectInFlight: (peer: Peer, sentAt: UInt64)?
+    private var disconnectRetryAt: UInt64 = 0
 
     /// Throws when the configuration cannot be encoded (name too long, IRK size, data too long).
     public init(configuration: AdapterConfiguration) throws(MgmtError) {
@@ -80,8 +93,33 @@ public struct AdapterController: Sendable {
         queue.append(.connectionInfo(address, type))
     }
 
+    /// Ends the LE connection to a peer (mgmt Disconnect: HCI reason 0x13, remote user
+    /// terminated), so the phone learns at once that the car closed the link. The outcome comes
+    /// as `.disconnected` or `.disconnectFailed`. A peer already waiting is not queued twice.
+    public mutating func disconnect(address: BluetoothAddress, type: BluetoothAddressType) {
+        let peer = Peer(address: address, type: type)
+        guard state.index != nil, state.powered else {
+            reports.append(.disconnectFailed(address: address, type: type, status: .notPowered))
+            return
+        }
+        guard !disconnectQueue.contains(peer), disconnectInFlight?.peer != peer else { return }
+        disconnectQueue.append(peer)
+    }
+
+    /// Drops a disconnect that has not been sent yet (a new link from the same address must not
+    /// be cut by the old one's request); true when there was one. One already sent stays: the
+    /// kernel applied it to the old connection.
+    @discardableResult
+    public mutating func cancelDisconnect(address: BluetoothAddress, type: BluetoothAddressType) -> Bool {
+        let peer = Peer(address: address, type: type)
+        guard let at = disconnectQueue.firstIndex(of: peer) else { return false }
+        disconnectQueue.remove(at: at)
+        return true
+    }
+
     public mutating func receive(_ event: MgmtEvent, nowMillis: UInt64) {
         now = nowMillis
+        if answersDisconnect(event) { return }
         if let current = inFlight, event.controllerIndex == current.command.controllerIndex {
             switch event.body {
             case .commandComplete(let opcode, let status, let parameters) where opcode == current.command.opcode.rawValue:
@@ -106,18 +144,30 @@ public struct AdapterController: Sendable {
             inFlight = nil
             fail(current.step, .commandTimedOut(current.command.opcode))
         }
+        if let pending = disconnectInFlight, nowMillis >= pending.sentAt + configuration.disconnectTimeoutMillis {
+            disconnectInFlight = nil
+            reports.append(.disconnectFailed(address: pending.peer.address, type: pending.peer.type, status: .timeout))
+        }
     }
 
     // MARK: Outputs
 
     /// The command to send now, if any: at most one is in flight, and none while backing off.
+    /// Call until nil: the upkeep lane first, then the disconnect lane.
     public mutating func nextCommand(nowMillis: UInt64) -> MgmtCommand? {
         now = nowMillis
-        guard inFlight == nil, nowMillis >= retryAt, !queue.isEmpty else { return nil }
-        let step = queue.removeFirst()
-        let command = self.command(for: step)
-        inFlight = InFlight(step: step, command: command, sentAt: nowMillis)
-        return command
+        if inFlight == nil, nowMillis >= retryAt, !queue.isEmpty {
+            let step = queue.removeFirst()
+            let command = self.command(for: step)
+            inFlight = InFlight(step: step, command: command, sentAt: nowMillis)
+            return command
+        }
+        if disconnectInFlight == nil, nowMillis >= disconnectRetryAt, let index = state.index, !disconnectQueue.isEmpty {
+            let peer = disconnectQueue.removeFirst()
+            disconnectInFlight = (peer, nowMillis)
+            return .disconnect(address: peer.address, type: peer.type, index: index)
+        }
+        return nil
     }
 
     public mutating func takeReports() -> [AdapterReport] {
@@ -127,8 +177,18 @@ public struct AdapterController: Sendable {
 
     /// When `tick`/`nextCommand` next has something to do; nil when only events can wake it.
     public var nextDeadlineMillis: UInt64? {
-        if let current = inFlight { return current.sentAt + configuration.commandTimeoutMillis }
-        return queue.isEmpty ? nil : retryAt
+        var deadlines: [UInt64] = []
+        if let current = inFlight {
+            deadlines.append(current.sentAt + configuration.commandTimeoutMillis)
+        } else if !queue.isEmpty {
+            deadlines.append(retryAt)
+        }
+        if let pending = disconnectInFlight {
+            deadlines.append(pending.sentAt + configuration.disconnectTimeoutMillis)
+        } else if !disconnectQueue.isEmpty {
+            deadlines.append(disconnectRetryAt)
+        }
+        return deadlines.min()
     }
 
     // MARK: Internals
@@ -169,6 +229,45 @@ public struct AdapterController: Sendable {
         case .removeAdvertising: return .removeAdvertising(instance: configuration.instance, index: index)
         case .addAdvertising: return MgmtCommand(.addAdvertising, index: index, parameters: prepared.addAdvertising)
         case .connectionInfo(let address, let type): return .getConnectionInfo(address: address, type: type, index: index)
+        }
+    }
+
+    /// The answer to the disconnect in flight, matched by the peer in its return parameters (a
+    /// late answer to one given up on names another peer). Busy: another Disconnect is pending
+    /// in the kernel, so this one is tried again after the first back-off step.
+    private mutating func answersDisconnect(_ event: MgmtEvent) -> Bool {
+        guard let pending = disconnectInFlight, event.controllerIndex == state.index else { return false }
+        let status: MgmtStatus
+        switch event.body {
+        case .commandComplete(let opcode, let reported, let parameters) where opcode == MgmtOpcode.disconnect.rawValue:
+            guard parameters.count < 7 || parameters.prefix(7).elementsEqual(pending.peer.address.bytes + [pending.peer.type.rawValue])
+            else { return false }
+            status = reported
+        case .commandStatus(let opcode, let reported) where opcode == MgmtOpcode.disconnect.rawValue && reported != .success:
+            status = reported
+        default:
+            return false
+        }
+        disconnectInFlight = nil
+        switch status {
+        case .success:
+            reports.append(.disconnected(address: pending.peer.address, type: pending.peer.type))
+        case .busy:
+            disconnectQueue.insert(pending.peer, at: 0)
+            disconnectRetryAt = now + configuration.retryFirstMillis
+        default:
+            reports.append(.disconnectFailed(address: pending.peer.address, type: pending.peer.type, status: status))
+        }
+        return true
+    }
+
+    /// The adapter went down or away: its links are gone, and so is every disconnect's purpose.
+    private mutating func abandonDisconnects() {
+        let peers = (disconnectInFlight.map { [$0.peer] } ?? []) + disconnectQueue
+        disconnectInFlight = nil
+        disconnectQueue.removeAll()
+        for peer in peers {
+            reports.append(.disconnectFailed(address: peer.address, type: peer.type, status: .notPowered))
         }
     }
 
@@ -296,6 +395,7 @@ public struct AdapterController: Sendable {
             state.advertising = false
             queue.removeAll()
             inFlight = nil
+            abandonDisconnects()
             report(.adapterRemoved(index: event.controllerIndex))
             if case .address = configuration.adapter { state.index = nil }
         case .newSettings(let settings) where ours:
@@ -307,6 +407,7 @@ public struct AdapterController: Sendable {
             } else if wasPowered, !settings.contains(.powered) {
                 state.advertising = false
                 if !bringUpPending { queue.removeAll { $0 == .addAdvertising || $0 == .removeAdvertising } }
+                abandonDisconnects()
             }
         case .advertisingRemoved(let instance) where ours && instance == configuration.instance:
             state.advertising = false
@@ -321,6 +422,10 @@ public struct AdapterController: Sendable {
             reports.append(.deviceConnected(address: address, type: type))
         case .deviceDisconnected(let address, let type, let reason) where ours:
             reports.append(.deviceDisconnected(address: address, type: type, reason: reason))
+            // The peer left before our Disconnect went out: nothing left to end.
+            if cancelDisconnect(address: address, type: type) {
+                reports.append(.disconnectFailed(address: address, type: type, status: .notConnected))
+            }
         default:
             break
         }

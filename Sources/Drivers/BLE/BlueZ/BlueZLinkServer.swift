@@ -7,6 +7,13 @@
 // A phone that stalls never blocks another: every socket is non-blocking, each link has its
 // own bounded output queue, and reads are bounded per link per round. A phone that vanishes
 // without the controller noticing is closed by the idle timeout.
+//
+// When the car ends a link (close, idle timeout, a broken fragment, a phone not keeping up, a
+// connection over the limit) closing the ATT socket is not enough: the kernel keeps the LE
+// connection for seconds after its last channel is gone, the phone sees nothing meanwhile and
+// the radio stays busy. So the LE connection itself is terminated (mgmt Disconnect). When the
+// phone ends it, the link is just closed. Either way one notice names the phone's address, the
+// link and why.
 import Protocol
 
 public final class BlueZLinkServer: LinkServer {
@@ -47,6 +54,21 @@ public final class BlueZLinkServer: LinkServer {
 
     private enum Slot { case adapter, listener, link(LinkID) }
 
+    private struct Peer: Hashable {
+        let address: BluetoothAddress
+        let type: BluetoothAddressType
+
+        init(_ connection: L2CAPConnection) {
+            address = connection.peer
+            type = connection.peerType
+        }
+
+        init(_ address: BluetoothAddress, _ type: BluetoothAddressType) {
+            self.address = address
+            self.type = type
+        }
+    }
+
     public let configuration: Configuration
     private let adapter: ManagedAdapter
     private let clock: any MonotonicClock
@@ -58,6 +80,9 @@ public final class BlueZLinkServer: LinkServer {
     private var nextLink: UInt64 = 1
     private var lastPollOrder: [Slot] = []
     private var isShutDown = false
+    /// Connections the car ended whose LE link is being terminated, with what to call them in
+    /// the notice ("link#3").
+    private var terminating: [Peer: String] = [:]
     /// What the adapter did lately, for the log (the caller drains it).
     public private(set) var notices: [String] = []
 
@@ -173,7 +198,7 @@ public final class BlueZLinkServer: LinkServer {
     public func close(_ link: LinkID) {
         guard connections[link] != nil else { return }
         _ = flush(link)
-        connections.removeValue(forKey: link)?.connection.close()
+        if let entry = connections.removeValue(forKey: link) { terminate(entry.connection, "\(link)") }
     }
 
     public func shutdown() {
@@ -220,6 +245,17 @@ public final class BlueZLinkServer: LinkServer {
                 for (link, entry) in connections where entry.connection.peer == info.address {
                     connections[link]?.rssi = info.measuredRSSI.map(Int.init)
                 }
+            case .disconnected(let address, let type):
+                let name = terminating.removeValue(forKey: Peer(address, type)) ?? "an earlier link"
+                lines.append("phone \(address) (\(type)) on \(name) disconnected by the car (HCI reason 0x13, remote user terminated)")
+            case .disconnectFailed(let address, let type, let status):
+                let name = terminating.removeValue(forKey: Peer(address, type)) ?? "an earlier link"
+                if status == .notConnected || status == .notPowered {
+                    lines.append("phone \(address) (\(type)) on \(name) had already disconnected")
+                } else {
+                    lines.append("phone \(address) (\(type)) on \(name): mgmt Disconnect failed (\(status)); "
+                                 + "the kernel drops the LE link by itself")
+                }
             case .connectionInfoFailed, .deviceConnected, .deviceDisconnected:
                 break
             }
@@ -249,10 +285,14 @@ public final class BlueZLinkServer: LinkServer {
             // more newcomers wait in the backlog for the next round (see SimulatedLinkServer).
             if configuration.spareSlots > 0, connections.count >= configuration.maxLinks, !events.isEmpty { break }
             guard let accepted = try? listener.accept() else { break }
+            let peer = Peer(accepted)
+            // An old request for this address must not cut the new link; one already sent
+            // reached the old connection.
+            if adapter.cancelDisconnect(address: peer.address, type: peer.type) { terminating[peer] = nil }
             guard connections.count < hardCap else {
                 // Over BLE there is no channel for a Fault before the phone subscribes: the
                 // disconnect is the answer.
-                accepted.close()
+                terminate(accepted, "a connection refused busy")
                 events.append(.refusedBusy)
                 continue
             }
@@ -329,8 +369,32 @@ public final class BlueZLinkServer: LinkServer {
     }
 
     private func drop(_ link: LinkID, _ reason: LinkCloseReason) -> LinkEvent {
-        connections.removeValue(forKey: link)?.connection.close()
+        guard let entry = connections.removeValue(forKey: link) else { return .closed(link, reason) }
+        if Self.endedByPhone(reason) {
+            entry.connection.close()
+            let connection = entry.connection
+            notices.append("phone \(connection.peer) (\(connection.peerType)) on \(link) disconnected: \(reason)")
+        } else {
+            terminate(entry.connection, "\(link)")
+        }
         return .closed(link, reason)
+    }
+
+    /// The car ends a connection: the ATT socket, then the LE link (answered in `service`).
+    private func terminate(_ connection: L2CAPConnection, _ name: String) {
+        connection.close()
+        let peer = Peer(connection)
+        terminating[peer] = name
+        adapter.disconnect(address: peer.address, type: peer.type)
+    }
+
+    /// The phone (or the adapter) ended the link: the LE connection is already gone. Every other
+    /// reason is the car's decision.
+    static func endedByPhone(_ reason: LinkCloseReason) -> Bool {
+        switch reason {
+        case .peerClosed, .linkLost, .adapterDown: return true
+        case .idleTimeout, .malformedFrame, .outputOverflow, .ioError: return false
+        }
     }
 
     static func closeReason(_ reason: LinkEndReason) -> LinkCloseReason {

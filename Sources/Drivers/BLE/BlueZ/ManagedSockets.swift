@@ -26,6 +26,15 @@ public final class ManagedAdapter {
         controller.requestConnectionInformation(address: address, type: type)
     }
 
+    public func disconnect(address: BluetoothAddress, type: BluetoothAddressType) {
+        controller.disconnect(address: address, type: type)
+    }
+
+    @discardableResult
+    public func cancelDisconnect(address: BluetoothAddress, type: BluetoothAddressType) -> Bool {
+        controller.cancelDisconnect(address: address, type: type)
+    }
+
     /// Call when the socket is readable or the poll timeout passed: reads events, sends the next
     /// command, returns what happened.
     public func service() throws(BluetoothSocketError) -> [AdapterReport] {
@@ -34,8 +43,9 @@ public final class ManagedAdapter {
         }
         let now = clock.nowMillis()
         controller.tick(nowMillis: now)
-        if let command = controller.nextCommand(nowMillis: now) {
-            // A full socket buffer leaves the command unanswered; the timeout retries it.
+        // At most one per lane (upkeep, disconnects). A full socket buffer leaves a command
+        // unanswered; its timeout deals with it.
+        while let command = controller.nextCommand(nowMillis: now) {
             try socket.send(command)
         }
         return controller.takeReports()

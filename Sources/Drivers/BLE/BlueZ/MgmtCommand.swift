@@ -109,6 +109,13 @@ public struct MgmtCommand: Equatable, Sendable, CustomStringConvertible {
         MgmtCommand(.getConnectionInfo, index: index, parameters: address.bytes + [type.rawValue])
     }
 
+    /// Ends the connection to a peer: the kernel sends HCI Disconnect with reason 0x13 (remote
+    /// user terminated) and answers with Command Complete (address and type back) only once the
+    /// controller reports the link down.
+    public static func disconnect(address: BluetoothAddress, type: BluetoothAddressType, index: UInt16) -> MgmtCommand {
+        MgmtCommand(.disconnect, index: index, parameters: address.bytes + [type.rawValue])
+    }
+
     public static func startDiscovery(addressTypes: UInt8 = mgmtDiscoveryLowEnergy, index: UInt16) -> MgmtCommand {
         MgmtCommand(.startDiscovery, index: index, parameters: [addressTypes])
     }

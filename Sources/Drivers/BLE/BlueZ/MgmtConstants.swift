@@ -12,6 +12,7 @@ public enum MgmtOpcode: UInt16, Sendable {
     case setBondable = 0x0009
     case setLowEnergy = 0x000D
     case setLocalName = 0x000F
+    case disconnect = 0x0014
     case startDiscovery = 0x0023
     case stopDiscovery = 0x0024
     case setAdvertising = 0x0029
