@@ -61,8 +61,8 @@ extension CarProtocolEngine {
     /// and confirmV, signed by its identity key.
     mutating func handlePairingHello(_ hello: PairingHelloMessage, raw: Bytes, link: LinkID, now: ProtocolTime) -> [CarAction] {
         let claimed = (try? P256PublicKey(sec1: hello.phonePublicKey)).map { KeyID(publicKey: $0) }
-        guard !hello.isLegacy else {
-            return rejectBeforeSession(.pairingVersion, link: link, keyID: claimed, now: now, countFailure: false)
+        if let fault = hello.refusalOnSight {
+            return rejectBeforeSession(fault, link: link, keyID: claimed, now: now, countFailure: false)
         }
         if case .pairing? = links[link],
            rateLimiter.recordFailure(admission.subject(of: link), now: now.monotonicMillis) {
