@@ -6,6 +6,8 @@
 #                 pairs and shares, a friend is allowed, refused and revoked; timeline printed
 #   make test     deps + build + every test suite (swift test), attack suite at small budgets
 #                 included; its table is printed at the end
+#   make fuzz-live  every fuzz target live for FUZZ_LIVE_SECONDS (2) under libFuzzer + ASan, corpora
+#                 left alone; fails on any finding or a target that does not run (CI runs it)
 #   make attack   the attack suite alone (every Attack* test) at ATTACK_SCALE (10) times the
 #                 budgets of make test, then the table: attack, tries, owner success, unauthorised
 #                 actions, crashes (scripts/attack-table.sh)
@@ -44,7 +46,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test test-asan test-tsan fuzz attack bench fleet soak soak-long static static-aarch64 deb release check-swift60 clean
+.PHONY: deps build run test test-asan test-tsan fuzz fuzz-live attack bench fleet soak soak-long static static-aarch64 deb release check-swift60 clean
 
 deps:
 	@scripts/deps.sh
@@ -78,6 +80,13 @@ test-tsan: deps
 FUZZ_SECONDS ?= 60
 fuzz: deps
 	@FUZZ_SCRATCH=$(abspath $(SCRATCH))/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz/run.sh
+
+# The live lane (.ci/run): the libFuzzer binaries built as for make fuzz, then every target for
+# FUZZ_LIVE_SECONDS, its seed corpus replayed first; no merge, so the checked-in corpora stay as
+# they are. A target that cannot start or any finding (crash, leak at exit, OOM, timeout) fails.
+FUZZ_LIVE_SECONDS ?= 2
+fuzz-live: deps
+	@FUZZ_SCRATCH=$(abspath $(SCRATCH))/fuzz FUZZ_SECONDS=$(FUZZ_LIVE_SECONDS) FUZZ_MERGE=0 scripts/fuzz/run.sh
 
 attack: deps
 	$(SWIFT) build $(SWIFTPM) --build-tests

@@ -174,6 +174,18 @@ final class ToolDiagnosticsTests: XCTestCase {
         XCTAssertTrue(spaced.stdout.contains("17 rateLimited"), spaced.stdout)
     }
 
+    /// A version 1 PairingHello (an app before SPAKE2+) is well formed, so decode exits 0, and
+    /// it says that the car refuses it with pairingVersion (the --help says why 0).
+    func testDecodeOfAnOldAppsPairingHelloNamesTheCarsRefusal() throws {
+        let old = "2001" + "04" + String(repeating: "ab", count: 64)
+        let result = try Subprocess.run("carkey", ["decode", old])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasPrefix("PairingHello (phone -> car), 67 bytes, version 1 (pre-SPAKE2+ pairing)\n"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("\n  refused by the car: Fault 35 pairingVersion: The car pairs with SPAKE2+"), result.stdout)
+        let help = try Subprocess.run("carkey", ["decode", "--help"])
+        XCTAssertTrue(help.stdout.contains("refused by the car"), help.stdout)
+    }
+
     func testDecodeGarbageNamesTheFailingField() throws {
         let truncated = try Subprocess.run("carkey", ["decode", String(hello.prefix(30))])
         XCTAssertEqual(truncated.status, 1)

@@ -18,6 +18,19 @@ final class MessageDecoderTests: XCTestCase {
         XCTAssertTrue(MessageDecoder.describe(hex: "7f01 0011").contains("17 rateLimited"))
     }
 
+    /// An old app's PairingHello (version 1) decodes, so the car can answer it precisely; the
+    /// description says that the car refuses it and with which fault, the one the car sends.
+    func testAVersion1PairingHelloNamesTheCarsRefusal() throws {
+        let old = [MessageType.pairingHello.rawValue, 0x01] + Fixtures.phoneKey.publicKey.sec1
+        let text = MessageDecoder.describe(old)
+        XCTAssertTrue(text.hasPrefix("PairingHello (phone -> car), 67 bytes, version 1 (pre-SPAKE2+ pairing)\n"), text)
+        XCTAssertTrue(text.hasSuffix("\n  refused by the car: Fault 35 pairingVersion: \(FaultCode.pairingVersion.remediation)"), text)
+        var rig = Rig()
+        XCTAssertEqual(rig.toCar(old).cleartextFault, .pairingVersion, "the fault named is the one the car sends")
+        let current = try PairingHelloMessage(phonePublicKey: Fixtures.phoneKey.publicKey.sec1, shareP: SPAKE2Plus.m).encoded()
+        XCTAssertFalse(MessageDecoder.describe(current).contains("refused"), MessageDecoder.describe(current))
+    }
+
     func testExplainsInvalidInput() {
         XCTAssertEqual(MessageDecoder.describe(hex: "zz"), "invalid hex: odd length or a non-hex character")
         XCTAssertTrue(MessageDecoder.describe(hex: "0x0101").contains("truncated at keyID"))

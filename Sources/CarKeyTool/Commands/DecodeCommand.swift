@@ -10,6 +10,10 @@ extension Command {
             Uses the car's own decoder (docs/protocol.md). Hex may be split over several
             arguments and may contain spaces, colons and a leading 0x. Encrypted records show
             their header only. An undecodable message prints the failing field and its fault.
+            A message that decodes but that the car refuses whatever its state (a version 1
+            PairingHello, from an app before SPAKE2+) still exits 0, with a line naming the
+            refusal: "refused by the car: Fault 35 pairingVersion: ...". The exit status says
+            whether the bytes are a well-formed message, not whether the car accepts it.
             """,
         arguments: [Positional("hex", arity: .oneOrMore, help: "The message bytes in hex")],
         action: { invocation in

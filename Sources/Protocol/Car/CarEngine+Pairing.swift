@@ -62,8 +62,8 @@ extension CarProtocolEngine {
     mutating func handlePairingHello(_ hello: PairingHelloMessage, raw: Bytes, link: LinkID, now: ProtocolTime) -> [CarAction] {
         let claimed = (try? P256PublicKey(sec1: hello.phonePublicKey)).map { KeyID(publicKey: $0) }
         expiredPairings.removeValue(forKey: link)
-        guard !hello.isLegacy else {
-            return rejectBeforeSession(.pairingVersion, link: link, keyID: claimed, now: now, countFailure: false)
+        if let fault = hello.refusalOnSight {
+            return rejectBeforeSession(fault, link: link, keyID: claimed, now: now, countFailure: false)
         }
         if case .pairing? = links[link],
            rateLimiter.recordFailure(admission.subject(of: link), now: now.monotonicMillis) {

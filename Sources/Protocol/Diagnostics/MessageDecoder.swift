@@ -79,9 +79,10 @@ public enum MessageDecoder {
             return ["Fault (car -> phone, cleartext), \(length) bytes, version 1",
                     "  code:               \(m.code) \(name)"]
         case .pairingHello(let m):
-            return ["PairingHello (phone -> car), \(length) bytes, version \(m.version)",
+            return ["PairingHello (phone -> car), \(length) bytes, version \(m.version)" + (m.isLegacy ? " (pre-SPAKE2+ pairing)" : ""),
                     "  phonePublicKey:     \(m.phonePublicKey.hexString)"]
-                + (m.isLegacy ? ["  (pre-SPAKE2+ pairing: the car answers pairingVersion)"] : ["  shareP:             \(m.shareP.hexString)"])
+                + (m.isLegacy ? [] : ["  shareP:             \(m.shareP.hexString)"])
+                + refusalLines(m.refusalOnSight)
         case .pairingChallenge(let m):
             return ["PairingChallenge (car -> phone), \(length) bytes, version 2",
                     "  challenge:          \(m.challenge.hexString)",
@@ -106,6 +107,13 @@ public enum MessageDecoder {
                     "  tag:                \(m.tag.hexString)",
                     "  (contents need the enrolled phone key)"]
         }
+    }
+
+    /// A message that decodes but that the car refuses on sight, whatever its state: the Fault
+    /// it sends back, as the Fault message's own line shows it.
+    static func refusalLines(_ fault: FaultCode?) -> [String] {
+        guard let fault else { return [] }
+        return ["  refused by the car: Fault \(fault.rawValue) \(fault.name): \(fault.remediation)"]
     }
 
     static func name(of type: MessageType) -> String {

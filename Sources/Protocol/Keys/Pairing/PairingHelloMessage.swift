@@ -42,6 +42,11 @@ public struct PairingHelloMessage: Equatable, Sendable {
 
     public var isLegacy: Bool { version == PairingWire.legacyVersion }
 
+    /// The fault the car answers this hello with before any other check (rule P0), whatever its
+    /// state: `pairingVersion` for an old app's hello, nil otherwise. The car and `carkey decode`
+    /// both read it, so the decoder names exactly the refusal the car sends.
+    public var refusalOnSight: FaultCode? { isLegacy ? .pairingVersion : nil }
+
     public func encoded() -> Bytes { [MessageType.pairingHello.rawValue, version] + phonePublicKey + shareP }
 
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> PairingHelloMessage {
