@@ -145,6 +145,30 @@ final class ConformanceTests: XCTestCase {
         XCTAssertTrue(line.contains(" ms after its Challenge; the challenge lifetime is 10000 ms [car answered challengeExpired]"), line)
     }
 
+    /// docs/phone-app.md lists the modes `carkey phone --misbehave` knows, no more, no fewer.
+    func testTheGuideListsEveryMisbehaviour() throws {
+        let key = try car.keygen("phone")
+        let other = try car.keygen("car")
+        let result = try Subprocess.run("carkey", ["phone", "--key", key.path, "--connect", "unix:" + car.socketPath,
+                                                   "--car-key", other.publicHex, "--vehicle", AgentHarness.vehicle,
+                                                   "--misbehave", "nonsense", "status"])
+        XCTAssertEqual(result.status, 2, result.stderr)
+        let listed = try XCTUnwrap(result.stderr.split(separator: "\n").first { $0.contains("late-auth") }, result.stderr)
+        let modes = Set(listed[listed.range(of: "late-auth")!.lowerBound...].split(separator: ",").map {
+            String($0.drop { !$0.isLetter }.prefix { $0.isLetter || $0 == "-" })
+        })
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(3)
+        let doc = try Subprocess.read(parts.joined(separator: "/") + "/docs/phone-app.md")
+        let table = doc.components(separatedBy: "| Mode | What the phone does | Rules reported |")[1]
+            .components(separatedBy: "\n\n")[0]
+        let documented = Set(table.split(separator: "\n").filter { $0.hasPrefix("| `") }.map {
+            String($0.dropFirst(3).prefix { $0 != "`" })
+        })
+        XCTAssertEqual(documented, modes)
+        XCTAssertEqual(modes.count, 10)
+    }
+
     func testTheReportNeedsTheFlag() throws {
         agent = try car.start()
         let report = try car.agentTool(["conformance", "--state-dir", car.stateDir])
