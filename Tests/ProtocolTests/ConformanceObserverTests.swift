@@ -315,7 +315,10 @@ final class ConformanceObserverTests: XCTestCase {
 
     func testFindingsAndReportsAreBounded() throws {
         var rig = ObservedRig()
-        for _ in 0..<(ConformanceObserver.findingsPerLink + 10) { rig.toCar([0x7E]) }
+        var returned = 0
+        for _ in 0..<(ConformanceObserver.findingsPerLink + 10) { returned += rig.toCar([0x7E]).findings.count }
+        XCTAssertEqual(returned, ConformanceObserver.findingsPerLink, "what is not kept is not handed out (nor logged)")
+        XCTAssertTrue(rig.report.summaryLine(nowMillis: 0).contains("(10 not itemised)"))
         XCTAssertEqual(rig.report.findings.count, ConformanceObserver.findingsPerLink)
         XCTAssertEqual(rig.report.omittedFindings, 10)
         // Five malformed messages, then the rate limiter's refusals (the car's, not the phone's).

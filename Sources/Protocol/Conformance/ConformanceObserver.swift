@@ -81,6 +81,7 @@ public struct ConformanceObserver: Sendable {
     }
 
     /// One message from the phone and the engine's answer to it (the actions of `receive`).
+    /// Returns the findings it made that the link's report kept (all are counted).
     public mutating func message(_ bytes: Bytes, on link: LinkID, now: ProtocolTime,
                                  answer: [CarAction]) -> [ConformanceFinding] {
         if open[link] == nil { linkOpened(link, transport: "unknown", now: now) }
@@ -158,9 +159,9 @@ public struct ConformanceObserver: Sendable {
         default:
             break
         }
-        for finding in findings { record.report.add(finding, keep: Self.findingsPerLink) }
+        let kept = findings.filter { record.report.add($0, keep: Self.findingsPerLink) }
         open[link] = record
-        return findings + apply(answer, now: now, answering: link)
+        return kept + apply(answer, now: now, answering: link)
     }
 
     /// Actions the engine emitted on its own: housekeeping (`tick`), completions, and what the
@@ -191,7 +192,7 @@ public struct ConformanceObserver: Sendable {
         default:
             break
         }
-        for finding in findings { record.report.add(finding, keep: Self.findingsPerLink) }
+        findings = findings.filter { record.report.add($0, keep: Self.findingsPerLink) }
         record.report.end = end
         record.report.endedAtMillis = now.monotonicMillis
         ended.insert(record.report, at: 0)
@@ -276,8 +277,7 @@ public struct ConformanceObserver: Sendable {
                 default:
                     break
                 }
-                if let finding {
-                    record.report.add(finding, keep: Self.findingsPerLink)
+                if let finding, record.report.add(finding, keep: Self.findingsPerLink) {
                     findings.append(finding)
                 }
                 open[audit.link] = record

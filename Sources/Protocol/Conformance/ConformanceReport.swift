@@ -124,7 +124,9 @@ public struct ConformanceLinkReport: Sendable, Equatable {
         let age = (endedAtMillis ?? nowMillis) &- openedAtMillis
         var line = "\(link) summary: key \(keyID?.description ?? "-"), \(transport), \(age) ms, "
         line += end.map { "ended: \($0)" } ?? "open"
-        line += "; \(deviations) deviation(s), \(refusals) refusal(s); \(timings.line)"
+        line += "; \(deviations) deviation(s), \(refusals) refusal(s)"
+        if omittedFindings > 0 { line += " (\(omittedFindings) not itemised)" }
+        line += "; \(timings.line)"
         return line
     }
 
@@ -145,9 +147,16 @@ public struct ConformanceLinkReport: Sendable, Equatable {
         checksByRule[rule] = check
     }
 
-    mutating func add(_ finding: ConformanceFinding, keep: Int) {
+    /// Counts `finding`; true when it was kept (the first `keep` of the link).
+    @discardableResult
+    mutating func add(_ finding: ConformanceFinding, keep: Int) -> Bool {
         count(finding.rule, passed: false)
         if finding.isDeviation { deviations += 1 } else { refusals += 1 }
-        if findings.count < keep { findings.append(finding) } else { omittedFindings += 1 }
+        guard findings.count < keep else {
+            omittedFindings += 1
+            return false
+        }
+        findings.append(finding)
+        return true
     }
 }
