@@ -21,6 +21,7 @@ let agent = Tool(
         .events,
         .outbox,
         .stats,
+        .conformance,
         .backup,
         .restore,
         .vault,

@@ -34,6 +34,18 @@ extension Command {
             0x06; the session key needs manage, so an owner's). The car ends the affected
             sessions at once.
 
+            Testing aids for app teams and car conformance reports (`carkey-agent run
+            --conformance`, docs/phone-app.md): --misbehave MODE breaks one rule of
+            docs/protocol.md on purpose and prints the car's answer first, then
+            'misbehaviour: MODE' and what was done. Modes: late-auth (the AuthResponse after
+            --misbehave-delay MS, default 10500: rule A3, or the car's handshake deadline),
+            replay-counter (a Command sent twice: S4), counter-gap (the first Command with
+            counter 3: phone rule 12.4), bad-fragment (a frame or fragment outside the
+            framing: section 16), hello-storm (8 Hellos back to back: H6, H1a),
+            command-before-session (R2), auth-before-hello (A1), stale-timestamp (the
+            timestamp an hour behind: A5 on a car with trusted time), double-command (a
+            second Command before the first Response: S6), expired-command (S9).
+
             Exit 0 only for an ok result; 1 for a fault, a refusal or a link failure (every
             wait is bounded by --timeout); 2 for usage errors.
             """,
@@ -49,6 +61,8 @@ extension Command {
             .flag("uwb", help: "Set up UWB ranging in the session first (command 0x07), let the car range, then send the command"),
             .value("uwb-interval", placeholder: "MS", help: "--uwb: the ranging round interval (default 50, 20 rounds a second)"),
             .value("uwb-wait", placeholder: "MS", help: "--uwb: how long to range before the command (default 400)"),
+            .value("misbehave", placeholder: "MODE", help: "Testing aid: break one protocol rule on purpose (modes below)"),
+            .value("misbehave-delay", placeholder: "MS", help: "--misbehave late-auth: how late to answer the Challenge (default 10500)"),
         ] + PhoneTransport.optionSpecs,
         arguments: [Positional("command", help: PhoneOptions.actionNamesForHelp)],
         action: { invocation in
@@ -57,6 +71,9 @@ extension Command {
             case .enroll(let code):
                 return try PhoneEnrollment.finish(try PhonePairing(options: options, code: code).run(), options: options)
             case .command(let command, _):
+                if let mode = options.misbehaviour {
+                    return try PhoneMisbehaviour(options: options, mode: mode, delayMillis: options.misbehaveDelayMillis).run()
+                }
                 return PhoneReport.print(try PhoneExchange(options: options).run(), command: command)
             }
         }

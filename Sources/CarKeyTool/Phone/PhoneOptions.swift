@@ -35,6 +35,10 @@ struct PhoneOptions {
     let scanTimeoutMillis: UInt64
     /// --uwb: ranging set up before the command (round interval, time to range first).
     let uwb: (intervalMillis: UInt16, waitMillis: UInt64)?
+    /// --misbehave: one rule broken on purpose (testing a car's conformance report).
+    let misbehaviour: Misbehaviour?
+    /// --misbehave-delay: how late late-auth answers the Challenge.
+    let misbehaveDelayMillis: UInt64
 
     /// The command sent (enroll has none).
     var command: CommandCode? {
@@ -98,6 +102,25 @@ struct PhoneOptions {
             }
             uwb = nil
         }
+
+        if let name = arguments.value("misbehave") {
+            guard let mode = Misbehaviour(rawValue: name) else {
+                throw UsageError.invalidValue(name, for: "--misbehave", expected: Misbehaviour.names)
+            }
+            guard case .command = action else { throw UsageError("'--misbehave' goes with a command, not enroll") }
+            guard uwb == nil else { throw UsageError("'--misbehave' and '--uwb' exclude each other") }
+            misbehaviour = mode
+        } else {
+            misbehaviour = nil
+        }
+        let delay = try arguments.integer("misbehave-delay") ?? Int(Misbehaviour.defaultDelayMillis)
+        guard (0...120_000).contains(delay) else {
+            throw UsageError.invalidValue("\(delay)", for: "--misbehave-delay", expected: "0 to 120000 milliseconds")
+        }
+        if arguments.value("misbehave-delay") != nil, misbehaviour != .lateAuth {
+            throw UsageError("'--misbehave-delay' goes with --misbehave late-auth")
+        }
+        misbehaveDelayMillis = UInt64(delay)
     }
 
     private static func privateKey(at path: String) throws -> P256PrivateKey {

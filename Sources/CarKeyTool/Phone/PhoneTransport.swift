@@ -57,6 +57,11 @@ enum PhoneTransport: Equatable {
         }
     }
 
+    var isBLE: Bool {
+        if case .ble = self { return true }
+        return false
+    }
+
     /// "hci1" or "1" -> 1.
     static func adapterIndex(_ text: String) -> UInt16? {
         let digits = text.hasPrefix("hci") ? String(text.dropFirst(3)) : text

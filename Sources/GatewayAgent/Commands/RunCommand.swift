@@ -36,6 +36,15 @@ extension Command {
             running agent over DIR/control.sock (mode 0600, this user and root only) and prints
             the one-time code for `carkey phone enroll --code`. See docs/operations.md.
 
+            --conformance is for app teams testing a phone against this car (simulated link or
+            BLE): every way a connected phone deviates from docs/protocol.md (framing, message
+            order, late answers, counters, repeated Hellos and retries beyond the handshake
+            budget, timestamps, signatures, certificates) is reported on stderr as it happens,
+            as a 'conformance: LINK deviation RULE ...' line naming the rule, and each link's
+            checklist follows when it ends; the console's `conformance` and `carkey-agent
+            conformance [--json]` show the last links' checklists. The car still decides and
+            refuses exactly as without the flag: the report only watches. docs/phone-app.md.
+
             Stops cleanly on SIGINT or SIGTERM (the socket is removed). Logs one line per event
             on stderr; no keys, session keys or signatures are ever logged.
             """,
@@ -45,6 +54,7 @@ extension Command {
             .value("state-dir", placeholder: "DIR", help: "State directory (store, identity key, socket)"),
             .value("vehicle-id", placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
+            .flag("conformance", help: "Report each phone's deviations from docs/protocol.md, rule by rule (the car refuses as always)"),
         ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs + KeysRunOptions.optionSpecs
             + StoreSettings.optionSpecs + AuditSettings.optionSpecs + LinkSettings.optionSpecs,
         action: { invocation in

@@ -29,6 +29,8 @@ final class ConsoleContext {
     var auditStats: (() -> AuditCommitStats)?
     /// The phone links open now (transport, address, RSSI); nil until the link server exists.
     var linkSnapshot: (() -> LinkSnapshot)?
+    /// The conformance report (`conformance [json]`), answered like the control socket's.
+    var conformanceLines: ((_ words: [String]) -> [String])?
     /// "nearest key K: zone unlock, 0.84 m" or nil without a UWB module.
     var proximityLine: (() -> String)?
     /// True while service mode is on (remote commands are refused then, RemoteSettings).

@@ -1,6 +1,7 @@
 // links: the phones connected now, as the radio sees them: transport, address, RSSI (the
 // proximity work reads the same figure), ATT MTU, age and whether a session is established.
 // Addresses are the phones' (often private, rotating) addresses; no key material is shown.
+// conformance: how those phones (and the last ones that left) kept to docs/protocol.md.
 import Drivers
 import Protocol
 
@@ -11,10 +12,18 @@ final class LinkCommands: ConsoleCommandGroup {
         self.context = context
     }
 
-    let help: [(usage: String, summary: String)] = [("links", "connected phones: address, RSSI, MTU, age, session")]
-    let verbs: Set<String> = ["links"]
+    let help: [(usage: String, summary: String)] = [
+        ("links", "connected phones: address, RSSI, MTU, age, session"),
+        ("conformance [json]", "the last phone links' checklists against docs/protocol.md (run --conformance)"),
+    ]
+    let verbs: Set<String> = ["links", "conformance"]
 
     func run(_ words: [String]) -> [String] {
+        if words.first == "conformance" {
+            guard words.count == 1 || (words.count == 2 && words[1] == "json") else { return ConsoleText.usage("conformance [json]") }
+            guard let report = context.conformanceLines else { return ["conformance: not available"] }
+            return report(Array(words.dropFirst()))
+        }
         guard words.count == 1 else { return ConsoleText.usage("links") }
         guard let snapshot = context.linkSnapshot?() else { return ["links: not available"] }
         let header = "phone link: \(snapshot.endpoint), \(snapshot.links.count) of \(snapshot.maxLinks) link(s) open"

@@ -9,5 +9,9 @@ extension ConsoleContext {
         openPairingWindow = { [unowned commands] in commands.openPairingWindow().map(\.code).mapError(\.fault) }
         isPairingWindowOpen = { [unowned commands] in commands.isPairingWindowOpen() }
         keyLines = { [unowned commands] in commands.keyLines() }
+        conformanceLines = { [unowned commands] words in
+            let response = commands.conformanceReport(words)
+            return response.lines + (response.error.map { ["error: " + $0] } ?? [])
+        }
     }
 }

@@ -29,7 +29,8 @@ enum ControlClientError: Error, Equatable, CustomStringConvertible {
 }
 
 enum ControlClient {
-    static let maxResponseLines = 64
+    /// A conformance report of its last links is the longest answer.
+    static let maxResponseLines = 1024
 
     static func request(_ command: String, socketPath: String, timeoutMillis: Int = 5000) throws(ControlClientError) -> ControlResponse {
         let descriptor: FileDescriptor

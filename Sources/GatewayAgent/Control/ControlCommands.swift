@@ -22,6 +22,8 @@ final class ControlCommands {
               run: { commands, _ in commands.stats.map { .ok($0.lines) } ?? .failure("stats are not available") }),
         Entry(name: "sim", summary: "the simulated world, as the console's sim command (only with --simulate)",
               run: { commands, words in commands.simulate(words) }, takesArguments: true),
+        Entry(name: "conformance", summary: "the last phone links' checklists (run --conformance); 'conformance json': JSON lines",
+              run: { commands, words in commands.conformanceReport(words) }, takesArguments: true),
     ]
 
     private let car: CarService
@@ -35,6 +37,8 @@ final class ControlCommands {
     /// The console's `sim` group (nil without --simulate): scripts and tests move the simulated
     /// world (doors, the phone's distance, attackers) through the control socket.
     var simulation: ((_ words: [String]) -> [String])?
+    /// The conformance report (nil unless the agent runs with --conformance).
+    var conformance: ConformanceMonitor?
 
     init(car: CarService, keys: KeyService, clock: AgentClock, vehicleID: VehicleID) {
         self.car = car
@@ -72,6 +76,16 @@ final class ControlCommands {
         let lines = simulation(["sim"] + words)
         if let error = lines.first(where: { $0.hasPrefix("error: ") }) { return .failure(String(error.dropFirst(7))) }
         return .ok(lines)
+    }
+
+    /// `conformance` (text) or `conformance json` (one JSON object a line).
+    func conformanceReport(_ words: [String]) -> ControlResponse {
+        guard let conformance else { return .failure("conformance mode is off (run the agent with --conformance)") }
+        switch words {
+        case []: return .ok(conformance.textLines(nowMillis: clock.monotonicMillis))
+        case ["json"]: return .ok(conformance.jsonLines(nowMillis: clock.monotonicMillis))
+        default: return .failure("usage: conformance [json]")
+        }
     }
 
     // MARK: Shared with the serial console and the pairing button

@@ -41,6 +41,9 @@ final class CarService {
     var uwb: UWBService?
     /// Starts a pulse the car decides itself (passive entry, walk-away lock); set by start-up.
     var automaticActuation: ((Actuation, KeyID?, String) -> Void)?
+    /// `run --conformance`: sees every message, the engine's answers and every link's end,
+    /// after the engine decided; it changes nothing the car does.
+    var conformance: ConformanceMonitor?
 
     /// The vehicle state as the actuator knows it.
     var vehicleState: VehicleState { actuator.state }
@@ -77,6 +80,7 @@ final class CarService {
         case .connected(let link):
             log.debug("\(link) connected")
             engine.linkOpened(link, peerAddress: server.facts(of: link)?.peerAddress)
+            conformance?.opened(link, transport: server.facts(of: link)?.transport ?? "unknown", now: clock.now())
             // Decided after the rest of this batch (`admitNewcomers`): a phone's Hello read in
             // the same batch must put it in its handshake before anyone picks a victim.
             newcomers.append(link)
@@ -85,11 +89,15 @@ final class CarService {
             guard server.isOpen(link), !closing.contains(link) else { return }
             // Refusals carry the vehicle state: it must be the car's, never a default.
             engine.observeVehicleState(actuator.state)
-            execute(engine.receive(bytes, from: link, now: clock.now()))
+            let now = clock.now()
+            let answer = engine.receive(bytes, from: link, now: now)
+            conformance?.message(bytes, on: link, now: now, answer: answer)
+            execute(answer, observed: true)
         case .closed(let link, let reason):
             // A phone hanging up is routine; a malformed frame or an I/O error is news.
             log.line(reason.isRoutine ? .debug : .info, "\(link) closed: \(reason)")
             execute(engine.linkClosed(link, now: clock.now()))
+            conformance?.ended(link, ConformanceMonitor.end(reason), now: clock.now())
         case .refusedBusy:
             log.info("connection refused: busy (\(server.maxConnections) links open)")
         }
@@ -121,6 +129,7 @@ final class CarService {
             log.info("\(link) closed: no session within \(handshakeDeadlineMillis) ms")
             server.close(link)
             execute(engine.linkClosed(link, now: now))
+            conformance?.ended(link, .handshakeDeadline(millis: handshakeDeadlineMillis), now: now)
         }
     }
 
@@ -178,6 +187,7 @@ final class CarService {
             reclaimedSinceTick += 1
             server.close(victim)
             execute(engine.linkClosed(victim, now: now))
+            conformance?.ended(victim, .reclaimed, now: now)
         } else if others.contains(where: { engine.holdsSharedSession($0) }) {
             // Guests hold every slot: the newcomer keeps the spare one for its handshake
             // deadline and its Hello decides. An owner's ends the oldest guest session (rule
@@ -190,6 +200,7 @@ final class CarService {
             _ = server.send(FaultMessage(.busy).encoded(), to: newcomer)
             server.close(newcomer)
             execute(engine.linkClosed(newcomer, now: now))
+            conformance?.ended(newcomer, .closedByCar, now: now)
         }
     }
 
@@ -235,7 +246,10 @@ final class CarService {
         // A released answer can cause one more round of records (a link found closed).
         for _ in 0..<3 where hasHeldWork { finishRound() }
         let now = clock.now()
-        for link in server.links { execute(engine.linkClosed(link, now: now)) }
+        for link in server.links {
+            execute(engine.linkClosed(link, now: now))
+            conformance?.ended(link, .agentStopped, now: now)
+        }
         audit.flush(now: now, force: true)
         audit.commit()
         // The links are gone: nothing may start now (the actuation worker has finished).
@@ -299,8 +313,10 @@ final class CarService {
     }
 
     /// Runs the engine's actions in order: records join the batch, effects are held, key
-    /// actions run now; actions they cause (a keychain answer) run after them.
-    private func execute(_ actions: [CarAction]) {
+    /// actions run now; actions they cause (a keychain answer) run after them. `observed`: the
+    /// conformance monitor has already seen them (a message's answer).
+    private func execute(_ actions: [CarAction], observed alreadySeen: Bool = false) {
+        if !alreadySeen { conformance?.carActions(actions, now: clock.now()) }
         var queue = actions[...]
         while let action = queue.popFirst() {
             switch action {
@@ -312,7 +328,7 @@ final class CarService {
                 if let uwb, let decision = uwb.authorize(request, nowMillis: clock.monotonicMillis), !decision.isAllowed {
                     let why = UWBService.reason(decision)?.rawValue ?? "refused"
                     log.info("\(request.link) \(request.command) refused: not in proximity (\(why))")
-                    queue += engine.complete(request.token, result: .notInProximity, vehicleState: actuator.state, now: clock.now())
+                    queue += observed(engine.complete(request.token, result: .notInProximity, vehicleState: actuator.state, now: clock.now()))
                     continue
                 }
                 held.append(.perform(request))
@@ -326,20 +342,27 @@ final class CarService {
                 // Remembering a share writes the keychain with its event, synchronously: the
                 // rows before it go first so the sequence stays in order.
                 if grant.presentedCertificate != nil { audit.commit() }
-                queue += keys.authenticated(grant, engine: &engine, now: clock.now())
+                queue += observed(keys.authenticated(grant, engine: &engine, now: clock.now()))
             case .enroll(let request):
                 // Keychain writes stay synchronous (the key and its event in one transaction).
                 audit.commit()
-                queue += keys.enroll(request, engine: &engine, now: clock.now())
+                queue += observed(keys.enroll(request, engine: &engine, now: clock.now()))
             case .revoke(let request):
                 audit.commit()
-                queue += keys.revoke(request, engine: &engine, vehicleState: actuator.state, now: clock.now())
+                queue += observed(keys.revoke(request, engine: &engine, vehicleState: actuator.state, now: clock.now()))
             case .startRanging(let grant):
                 uwb?.start(grant, nowMillis: clock.monotonicMillis)
             case .stopRanging(let link):
                 uwb?.stop(link)
             }
         }
+    }
+
+    /// Actions the engine returned while others were being carried out, shown to the
+    /// conformance monitor like any others.
+    private func observed(_ actions: [CarAction]) -> [CarAction] {
+        conformance?.carActions(actions, now: clock.now())
+        return actions
     }
 
     /// Carries out one held effect (after the commit); what it causes goes through `execute`.
@@ -349,6 +372,7 @@ final class CarService {
             if case .closed(_, let reason)? = server.send(bytes, to: link) {
                 log.info("\(link) closed: \(reason)")
                 execute(engine.linkClosed(link, now: clock.now()))
+                conformance?.ended(link, ConformanceMonitor.end(reason), now: clock.now())
             }
         case .perform(let request):
             // nil: a pulse started on the actuation worker; `actuationFinished` completes it.
@@ -358,6 +382,7 @@ final class CarService {
             server.close(link)
             closing.remove(link)
             log.info("\(link) closed by the car")
+            conformance?.ended(link, .closedByCar, now: clock.now())
         }
     }
 }

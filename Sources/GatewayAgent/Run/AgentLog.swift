@@ -13,8 +13,11 @@ struct AgentLog: Sendable {
     /// At a level chosen at run time (per-session chatter goes to debug, news to info).
     func line(_ level: LogLevel, _ line: @autoclosure () -> String) { write(level, line) }
 
-    private func write(_ level: LogLevel, _ line: () -> String) {
-        guard level >= LogLevel.threshold else { return }
+    /// Whatever the level threshold: lines the operator asked for by name (`run --conformance`).
+    func always(_ line: @autoclosure () -> String) { write(.info, line, always: true) }
+
+    private func write(_ level: LogLevel, _ line: () -> String, always: Bool = false) {
+        guard always || level >= LogLevel.threshold else { return }
         let tag = level == .info ? "" : "\(level.rawValue): "
         // Under systemd the level also becomes the journal entry's priority (journalctl -p).
         let priority = JournalStream.isStderr ? JournalStream.prefix(level) : ""

@@ -83,6 +83,10 @@ struct CarAgent {
                                                   coalescer: AuditSettings.coalescer(perMinute: options.auditRoutinePerMinute)), clock: clock, log: log)
         body.connect(service)
         service.handshakeDeadlineMillis = UInt64(options.link.handshakeDeadlineSeconds) * 1000
+        if options.conformance {
+            service.conformance = ConformanceMonitor(configuration: engineConfiguration,
+                                                     handshakeDeadlineMillis: service.handshakeDeadlineMillis, log: log)
+        }
         // Signed audit-chain checkpoints (docs/cloud.md): looked at every 15 s on the tick, and
         // one last on a clean stop, after the final events and before the cloud link drains.
         let checkpointer = AuditCheckpointer(store: store, key: identity, topics: CloudTopics(vehicleID: options.vehicleID.description),
@@ -97,6 +101,7 @@ struct CarAgent {
             do { try checkpointer.tick(nowMillis: Int64(clock.monotonicMillis)) } catch { log.error("audit: checkpoint not written: \(error)") }
         }
         let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
+        commands.conformance = service.conformance
         commands.stats = try AgentStats(store: store)
         commands.stats?.commitCounters = service
         let control = try ControlServer(stateDirectory: options.stateDirectory, log: log, commands: commands)
@@ -122,6 +127,7 @@ struct CarAgent {
         if let endpoint = console.console?.endpoint { print("carkey-agent: console on \(endpoint)") }
         print("carkey-agent: " + LinkBackend.startupLine(server, options: options))
         if let uwb { print("carkey-agent: uwb: \(uwb.radio.summary)") }
+        if options.conformance { print("carkey-agent: " + ConformanceMonitor.startupLine) }
         print("carkey-agent: control socket \(control.socketPath)")
         fflush(nil) // tests and supervisors read these lines while the agent runs
 

@@ -26,12 +26,15 @@ struct RunOptions {
     let link: LinkSettings
     /// Routine audit rows itemised per key per minute (AuditSettings).
     let auditRoutinePerMinute: Int
+    /// `--conformance`: report every way a phone deviates from docs/protocol.md.
+    let conformance: Bool
 
     init(_ arguments: ParsedArguments) throws {
         // Without --simulate the GPIO is real (libgpiod, the config's board file). The phone link
         // is its own choice (config "link", --ble): the VM lane runs simulated GPIO with BLE.
         simulate = arguments.flag("simulate")
         simulateUWB = arguments.flag("simulate-uwb")
+        conformance = arguments.flag("conformance")
         if simulateUWB && !simulate { throw UsageError("--simulate-uwb needs --simulate (a real UWB module is set in the board file)") }
         config = try ConfigOverrides.effectiveConfig(arguments, simulate: simulate)
         guard let directory = config.stateDirectory, let vehicleID = config.vehicleID else {

@@ -137,6 +137,12 @@ public final class BLEPhoneLink: PhoneLink {
         try write(pdus)
     }
 
+    /// One Write Command to the phone-to-car value carrying `bytes` as its fragment.
+    public func sendUnframed(_ bytes: Bytes) throws {
+        guard client.isReady, let handle = client.phoneToCarHandle else { throw BLEPhoneLinkError.gatt(.notReady) }
+        try write([ATTPDU.writeCommand(handle: handle, value: bytes)])
+    }
+
     public func receive() throws -> Bytes {
         let deadline = clock.nowMillis() + timeoutMillis
         while received.isEmpty { try exchange(until: deadline, what: "waiting for a message") }

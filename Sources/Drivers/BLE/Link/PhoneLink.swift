@@ -7,6 +7,10 @@ public protocol PhoneLink: AnyObject {
     func send(_ message: Bytes) throws
     /// The next whole message from the car.
     func receive() throws -> Bytes
+    /// `bytes` as the transport carries them, past its framing: one write of the raw stream
+    /// (simulated link), one ATT Write Command value (Bluetooth LE). A testing aid
+    /// (`carkey phone --misbehave bad-fragment`): the car must end the link.
+    func sendUnframed(_ bytes: Bytes) throws
 }
 
 extension SimulatedLinkClient: PhoneLink {}

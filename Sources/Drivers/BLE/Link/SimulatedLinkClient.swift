@@ -52,6 +52,16 @@ public final class SimulatedLinkClient {
         }
     }
 
+    /// Writes `bytes` to the stream as they are, without a length header.
+    public func sendUnframed(_ bytes: Bytes) throws(SimulatedLinkError) {
+        let deadline = clock.nowMillis() + timeoutMillis
+        var offset = 0
+        while offset < bytes.count {
+            try wait(for: .writable, until: deadline)
+            do throws(Errno) { offset += try descriptor.sendSome(bytes[offset...]) } catch { throw .io(error) }
+        }
+    }
+
     /// The next message from the car, waiting at most the timeout.
     public func receive() throws(SimulatedLinkError) -> Bytes {
         let deadline = clock.nowMillis() + timeoutMillis
