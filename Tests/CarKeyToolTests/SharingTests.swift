@@ -210,7 +210,12 @@ final class SharingTests: XCTestCase {
         try startWithOwner(clockSync: "no")
         let key = try car.keygen("guest")
         let certificate = try share("unlock-only", to: key.publicHex, name: "guest")
-        XCTAssertEqual(try holder("unlock", key.path, share: certificate.path).firstLine, "fault: clockNotTrusted (15)")
+        let refused = try holder("unlock", key.path, share: certificate.path)
+        XCTAssertEqual(refused.firstLine, "fault: clockNotTrusted (15)")
+        // The hint says what to do on a real car and on a simulated one, as does the start-up line.
+        XCTAssertTrue(refused.stderr.contains("NTP") && refused.stderr.contains("--clock-sync yes"), refused.stderr)
+        XCTAssertTrue(car.agent!.stdout.contains("clock not trusted") && car.agent!.stdout.contains("refused (clockNotTrusted) until NTP")
+                      && car.agent!.stdout.contains("a simulated car trusts this machine's clock with --clock-sync yes"), car.agent!.stdout)
         let ownerUnlock = try car.phone("unlock", key: owner.path)
         XCTAssertEqual(ownerUnlock.firstLine, "ok")
         XCTAssertTrue(ownerUnlock.stdout.contains("car clock not trusted"), ownerUnlock.stdout)

@@ -116,7 +116,7 @@ struct CarAgent {
         print("carkey-agent: crypto self-test passed")
         print(AgentVault.startupLine(vault, stateDirectory: options.stateDirectory))
         if let vaultBudgetLine { print(vaultBudgetLine) }
-        KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)
+        KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, simulate: options.simulate, keys: keys)
         storeKeeper.startupLines(options.store).forEach { print($0) }
         print("carkey-agent: \(body.summary)")
         if let endpoint = console.console?.endpoint { print("carkey-agent: console on \(endpoint)") }

@@ -4,7 +4,7 @@ import Drivers
 import Protocol
 
 enum KeysStartupReport {
-    static func print(clock: AgentClock, sync: KeysRunOptions.ClockSync, keys: KeyService) {
+    static func print(clock: AgentClock, sync: KeysRunOptions.ClockSync, simulate: Bool, keys: KeyService) {
         let sample = clock.now()
         let source: String
         switch sync {
@@ -13,7 +13,8 @@ enum KeysStartupReport {
         case .no: source = "system clock assumed not synchronised (--clock-sync no)"
         }
         let mark = clock.trustedMark.map { "trusted-time mark \(ISO8601.format($0))" } ?? "no trusted-time mark yet"
-        Swift.print("carkey-agent: clock \(sample.wallClockTrusted ? "trusted" : "not trusted") (\(source); \(mark))")
+        Swift.print("carkey-agent: clock \(sample.wallClockTrusted ? "trusted" : "not trusted") (\(source); \(mark))"
+                    + (sample.wallClockTrusted ? "" : untrustedConsequence(sync: sync, simulate: simulate)))
 
         let keychain = keys.keychain.snapshot
         let listing = keychain.listing
@@ -28,5 +29,12 @@ enum KeysStartupReport {
         for record in keys.skipped {
             Swift.print("carkey-agent: keychain record NOT USED: \(record)")
         }
+    }
+
+    /// What an untrusted clock refuses and what to do, so the first refused share or remote
+    /// command is no surprise.
+    static func untrustedConsequence(sync: KeysRunOptions.ClockSync, simulate: Bool) -> String {
+        ": time-limited shares, remote commands and signed configuration are refused (clockNotTrusted) until NTP synchronises "
+            + "the clock or an owner's phone anchors it" + (simulate && sync != .yes ? "; a simulated car trusts this machine's clock with --clock-sync yes" : "")
     }
 }
