@@ -24,8 +24,8 @@ final class AgentConsoleTests: XCTestCase {
         // A synchronised clock, so time-limited shares are accepted (see the share test).
         agent = try harness.start(clockSync: "yes", ["--config", config])
         let prefix = "carkey-agent: console on "
-        let line = agent.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) }
-        let path = String(try XCTUnwrap(line, agent.stdout).dropFirst(prefix.count))
+        let line = agent.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) }
+        let path = String(try XCTUnwrap(line, agent.stderr).dropFirst(prefix.count))
         XCTAssertTrue(path.hasPrefix("/dev/pts/"), path)
         console = try ConsoleClient(path: path)
         try console.sync() // the first prompt may or may not have survived the open

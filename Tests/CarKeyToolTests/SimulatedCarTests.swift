@@ -38,8 +38,8 @@ final class SimulatedCarTests: XCTestCase {
     private func keyIDHex(_ publicHex: String) throws -> String { try car.keyIDHex(publicHex) }
 
     func testAgentPublishesItsIdentityAndVehicleID() throws {
-        XCTAssertTrue(agent!.stdout.contains("carkey-agent: simulated car OCK-SIM-0001 listening on \(socketPath)"), agent!.stdout)
-        XCTAssertTrue(agent!.stdout.contains("clock not trusted"), agent!.stdout)
+        XCTAssertTrue(agent!.stderr.contains("carkey-agent: simulated car OCK-SIM-0001 listening on \(socketPath)"), agent!.stderr)
+        XCTAssertTrue(agent!.stderr.contains("clock not trusted"), agent!.stderr)
         XCTAssertEqual(try Files.mode(of: socketPath), 0o600)
         XCTAssertEqual(try Files.mode(of: stateDir), 0o700)
         XCTAssertEqual(try Files.mode(of: stateDir + "/car-identity.pub"), 0o644)

@@ -37,7 +37,9 @@ extension Command {
             the one-time code for `carkey phone enroll --code`. See docs/operations.md.
 
             Stops cleanly on SIGINT or SIGTERM (the socket is removed). Logs one line per event
-            on stderr; no keys, session keys or signatures are ever logged.
+            on stderr, start-up report included (the console's pty path, and "control socket
+            PATH" once phones are served), so `2>agent.log` keeps it all; stdout is only the
+            console's, with --console stdio. No keys, session keys or signatures are ever logged.
             """,
         options: [
             .flag("simulate", help: "Simulated GPIO chip and a pty console (phones use the Unix socket unless --ble)"),

@@ -1,4 +1,5 @@
-// The agent's log: one line per event on stderr. Callers pass IDs, names and results only;
+// The agent's log: one line per event on stderr, start-up report included (stdout is the
+// console's with --console stdio, and nothing else's). Callers pass IDs, names and results only;
 // keys, session keys, signatures, message bytes and codes are never logged.
 // Lines below `LogLevel.threshold` (set from the config, changed with `log level`) are dropped.
 import CommandLineKit
@@ -12,6 +13,14 @@ struct AgentLog: Sendable {
     func error(_ line: @autoclosure () -> String) { write(.error, line) }
     /// At a level chosen at run time (per-session chatter goes to debug, news to info).
     func line(_ level: LogLevel, _ line: @autoclosure () -> String) { write(level, line) }
+
+    /// A line of the start-up report (already "carkey-agent: ..."): written whatever the log
+    /// level, since installers, supervisors and scripts wait for it (the console's path, "control
+    /// socket ..." once the agent serves).
+    func startup(_ line: String) {
+        let priority = JournalStream.isStderr ? JournalStream.prefix(.info) : ""
+        writeStderr("\(priority)\(line)\n")
+    }
 
     private func write(_ level: LogLevel, _ line: () -> String) {
         guard level >= LogLevel.threshold else { return }
