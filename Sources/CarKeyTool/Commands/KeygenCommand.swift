@@ -21,7 +21,7 @@ extension Command {
                 try Files.writeAtomically(Bytes(pem.utf8), to: path, mode: 0o600,
                                           exclusive: !invocation.arguments.flag("force"))
             } catch let error as Errno {
-                throw ToolFailure("cannot write \(path): \(error)")
+                throw OutputFile.failure(path, error)
             }
             print(key.publicKey.sec1.hexString)
             return 0

@@ -118,7 +118,7 @@ enum KeyToolArguments {
         do {
             try Files.writeAtomically(bytes, to: path, mode: 0o644, exclusive: !force)
         } catch let error as Errno {
-            throw ToolFailure("cannot write \(path): \(error)")
+            throw OutputFile.failure(path, error)
         }
     }
 }
