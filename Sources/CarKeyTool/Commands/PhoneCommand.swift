@@ -21,6 +21,10 @@ extension Command {
             pair`). On success prints 'enrolled' and saves the car's proven identity key and
             vehicle ID beside the phone key as KEYFILE.car (mode 0600); later commands pin
             them without --car-key and --vehicle. --vehicle and --car-key, if given, must match.
+            KEYFILE.car holds one pin per vehicle ID: enrolling the same key with another car
+            adds that car and keeps the others. With several pinned, the car's Challenge says
+            which one answers (its signature must verify under that car's pin); --vehicle picks
+            one, and a --ble --scan needs it.
 
             unlock, lock, trunk, status, user-verified: runs the handshake with the reference
             phone state machine, sends the command and prints the result: `ok` or

@@ -17,10 +17,17 @@ enum PhoneEnrollment {
             if case .received(let key) = grant { advertisingKey = key }
             let car = PairedCar(identityKey: paired.carIdentityKey, vehicleID: paired.vehicleID, advertisingKey: advertisingKey)
             let path = PairedCar.path(forKey: options.keyPath)
+            // One pin per vehicle ID: another car's pin stays, so the key keeps working there.
+            var pins = options.existingPins
+            let change = pins.pin(car)
             do {
-                try car.write(to: path)
+                try pins.write(to: path)
             } catch {
                 throw PhoneExchangeFailure(description: "enrolled, but cannot save \(path): \(error)")
+            }
+            if case .replacedIdentity(let previous) = change {
+                writeStderr("carkey phone: vehicle \(paired.vehicleID) was pinned to car key id \(KeyID(publicKey: previous)); "
+                            + "this car proved the pairing code, so its identity replaces that pin\n")
             }
             print("enrolled")
             print("vehicle: \(paired.vehicleID)")
@@ -33,6 +40,7 @@ enum PhoneEnrollment {
                 writeStderr("carkey phone: enrolled, but the advertising key grant was refused: \(error)\n")
             }
             print("saved: \(path)")
+            if pins.cars.count > 1 { print("pinned cars: \(pins.vehicleList)") }
             return 0
         case .refused(let code):
             print(PhoneReport.faultLine(code))
