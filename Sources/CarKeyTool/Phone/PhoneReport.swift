@@ -10,9 +10,9 @@ enum PhoneReport {
         case .response(let body, let session, _, let handshakeMillis, let commandMillis):
             Swift.print(body.isOK ? "ok" : faultLine(body.result))
             Swift.print("command: \(command)")
-            Swift.print("vehicle state: \(body.vehicleState)")
+            Swift.print("vehicle state: \(body.vehicleState.summary)")
             Swift.print("key: \(session.role), permissions \(session.permissions)")
-            Swift.print("car time: \(body.carTime) (car clock \(session.clockTrusted ? "trusted" : "not trusted"))")
+            Swift.print("car time: \(ISO8601.format(Int64(body.carTime))) (car clock \(session.clockTrusted ? "trusted" : "not trusted"))")
             Swift.print("handshake ms: \(format(handshakeMillis))")
             Swift.print("command ms: \(format(commandMillis))")
             if let fault = body.fault { writeStderr("carkey phone: \(fault.remediation)\n") }
