@@ -20,7 +20,7 @@ extension Command {
             `carkey revoke --serial` takes.
             """,
         options: [
-            .value("owner", placeholder: "KEYFILE", help: "The owner's private key (PKCS#8 PEM, as `carkey keygen` writes)"),
+            .value("key", aliases: ["owner"], placeholder: "KEYFILE", help: "The owner's private key that signs (PKCS#8 PEM, as `carkey keygen` writes)"),
             .value("holder", placeholder: "PUBHEX|@PEMFILE", help: "The holder phone's public key (65 bytes SEC1 hex)"),
             .value("vehicle", placeholder: "ID", help: "The car's vehicle ID (1 to 32 printable ASCII characters)"),
             .value("permissions", placeholder: "LEVEL", help: "full, unlock-only, trunk-only or lock-only"),
@@ -31,7 +31,7 @@ extension Command {
         ],
         action: { invocation in
             let arguments = invocation.arguments
-            let owner = try OwnerKeyFile.load(try arguments.require("owner"))
+            let owner = try OwnerKeyFile.load(try arguments.require("key"))
             let holder: P256PublicKey
             do {
                 holder = try HexArguments.publicKey(try arguments.require("holder"), option: "holder")
@@ -66,17 +66,17 @@ extension Command {
     )
 }
 
-/// The owner's key file for `share` and `revoke`.
+/// The signing key file (--key) for `share`, `revoke`, `config sign`, `command` and `service sign`.
 enum OwnerKeyFile {
     static func load(_ path: String) throws -> P256PrivateKey {
         let pem: String
         do {
             pem = String(decoding: try Files.read(path, limit: 64 * 1024), as: UTF8.self)
         } catch {
-            throw UsageError("cannot read '\(path)' for '--owner': \(error)")
+            throw UsageError("cannot read '\(path)' for '--key': \(error)")
         }
         guard let key = try? P256PrivateKey(pemRepresentation: pem) else {
-            throw UsageError("'\(path)' for '--owner' holds no unencrypted PEM P-256 private key")
+            throw UsageError("'\(path)' for '--key' holds no unencrypted PEM P-256 private key")
         }
         return key
     }

@@ -45,7 +45,7 @@ extension Command {
             .flag("simulate", help: "Simulated GPIO chip and a pty console (phones use the Unix socket unless --ble)"),
             .flag("simulate-uwb", help: "With --simulate: a simulated DW3000 UWB module and phone radio (move the phone with `sim uwb`)"),
             .value("state-dir", placeholder: "DIR", help: "State directory (store, identity key, socket)"),
-            .value("vehicle-id", placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
+            .value("vehicle", aliases: ["vehicle-id"], placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
         ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs + KeysRunOptions.optionSpecs
             + StoreSettings.optionSpecs + AuditSettings.optionSpecs + LinkSettings.optionSpecs,

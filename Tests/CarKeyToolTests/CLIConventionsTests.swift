@@ -1,0 +1,60 @@
+// One name per concept across both programs (docs/cli.md): the new names work, the old
+// spellings still do for a release, and --help shows the new name and mentions the old one.
+import XCTest
+import Drivers
+
+final class CLIConventionsTests: XCTestCase {
+    private var folder = ""
+
+    override func setUp() { folder = Subprocess.makeTemporaryDirectory() }
+    override func tearDown() { Subprocess.removeTree(folder) }
+
+    private func carkey(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) throws -> ProcessResult {
+        try Subprocess.run("carkey", arguments)
+    }
+
+    private func lines(_ result: ProcessResult) -> [String] { result.stdout.split(separator: "\n").map(String.init) }
+
+    func testShareAndRevokeSignWithKeyAndStillTakeOwner() throws {
+        let owner = folder + "/owner.pem"
+        XCTAssertEqual(try carkey(["keygen", "--out", owner]).status, 0)
+        let holder = try carkey(["keygen", "--out", folder + "/holder.pem"]).stdout.filter { !$0.isWhitespace }
+        let shareArguments = ["--holder", holder, "--vehicle", "OCK-SIM-0001", "--permissions", "unlock-only", "--not-after", "2099-01-01T00:00:00Z"]
+        for (spelling, out) in [("--key", "new.share"), ("--owner", "old.share")] {
+            let shared = try carkey(["share", spelling, owner] + shareArguments + ["--out", folder + "/" + out])
+            XCTAssertEqual(shared.status, 0, "\(spelling): \(shared.stderr)")
+            XCTAssertTrue(lines(shared).contains { $0.hasPrefix("serial ") }, shared.stdout)
+        }
+
+        // revoke: --key signs and --public-key is the target; an old command line (--owner with
+        // --key as the target) means what it meant.
+        let new = try carkey(["revoke", "--key", owner, "--vehicle", "OCK-SIM-0001", "--public-key", holder, "--out", folder + "/new.rev"])
+        let old = try carkey(["revoke", "--owner", owner, "--vehicle", "OCK-SIM-0001", "--key", holder, "--out", folder + "/old.rev"])
+        XCTAssertEqual(new.status, 0, new.stderr)
+        XCTAssertEqual(old.status, 0, old.stderr)
+        XCTAssertEqual(lines(new).first, lines(old).first, "the same target: \(new.stdout) \(old.stdout)")
+        XCTAssertTrue(lines(new).first?.hasPrefix("target key-id ") ?? false, new.stdout)
+        let both = try carkey(["revoke", "--owner", owner, "--vehicle", "OCK-SIM-0001", "--key", holder, "--public-key", holder,
+                               "--out", folder + "/both.rev"])
+        XCTAssertEqual(both.status, 2, both.stderr)
+        XCTAssertTrue(both.stderr.contains("with '--owner', '--key' is the old spelling of '--public-key'"), both.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/both.rev"), "nothing written")
+        let none = try carkey(["revoke", "--key", owner, "--vehicle", "OCK-SIM-0001", "--out", folder + "/none.rev"])
+        XCTAssertEqual(none.status, 2)
+        XCTAssertTrue(none.stderr.contains("give one of '--serial', '--key-id' or '--public-key'"), none.stderr)
+
+        let help = try carkey(["share", "--help"])
+        XCTAssertTrue(help.stdout.contains("--key <KEYFILE>") && help.stdout.contains("(old spelling --owner still accepted)"), help.stdout)
+    }
+
+    func testTheAgentTakesVehicleAndStillVehicleID() throws {
+        for spelling in ["--vehicle", "--vehicle-id"] {
+            let car = AgentHarness()
+            let agent = try car.start(clockSync: "yes", ["--console", "none", spelling, "OCK-NAME-0001"])
+            XCTAssertTrue(agent.stderr.contains("simulated car OCK-NAME-0001 listening on"), "\(spelling): \(agent.stderr)")
+            XCTAssertEqual(car.stop(), 0)
+        }
+        let help = try Subprocess.run("carkey-agent", ["run", "--help"])
+        XCTAssertTrue(help.stdout.contains("--vehicle <ID>") && help.stdout.contains("(old spelling --vehicle-id still accepted)"), help.stdout)
+    }
+}
