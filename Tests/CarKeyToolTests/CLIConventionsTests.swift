@@ -57,4 +57,21 @@ final class CLIConventionsTests: XCTestCase {
         let help = try Subprocess.run("carkey-agent", ["run", "--help"])
         XCTAssertTrue(help.stdout.contains("--vehicle <ID>") && help.stdout.contains("(old spelling --vehicle-id still accepted)"), help.stdout)
     }
+
+    /// The broker is --mqtt in both programs; --url still works in command send and audit verify.
+    func testTheBrokerIsMQTTAndURLStillWorks() throws {
+        let key = folder + "/fleet.pem"
+        XCTAssertEqual(try carkey(["keygen", "--out", key]).status, 0)
+        let closedPort = "mqtt://127.0.0.1:1"
+        for spelling in ["--mqtt", "--url"] {
+            let sent = try carkey(["command", "send", spelling, closedPort, "--key", key, "--vehicle", "OCK-SIM-0001",
+                                   "--command", "status", "--timeout", "1"])
+            XCTAssertEqual(sent.status, 1, "\(spelling) parses; nothing listens there: \(sent.stderr)")
+            let unnamed = try carkey(["audit", "verify", "--car-key", "@" + key, spelling, closedPort])
+            XCTAssertEqual(unnamed.status, 2)
+            XCTAssertTrue(unnamed.stderr.contains("'--mqtt' needs '--vehicle'"), unnamed.stderr)
+        }
+        let help = try carkey(["command", "send", "--help"])
+        XCTAssertTrue(help.stdout.contains("--mqtt <mqtt://HOST:PORT>") && help.stdout.contains("(old spelling --url still accepted)"), help.stdout)
+    }
 }

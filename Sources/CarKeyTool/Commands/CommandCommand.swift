@@ -51,7 +51,7 @@ extension Command {
             for the answer on vehicles/{id}/results and prints it; exit 0 only when it is ok.
             """,
         options: signOptions + [
-            .value("url", placeholder: "mqtt://HOST:PORT", help: "The broker"),
+            .value("mqtt", aliases: ["url"], placeholder: "mqtt://HOST:PORT", help: "The broker"),
             .flag("wait-result", help: "Wait for the car's result and print it"),
             .value("timeout", placeholder: "SECONDS", help: "How long --wait-result waits (default 10)"),
         ],
@@ -59,8 +59,8 @@ extension Command {
             let arguments = invocation.arguments
             let (command, envelope) = try RemoteCommandArguments.sign(arguments)
             let endpoint: MQTTEndpoint
-            do { endpoint = try MQTTEndpoint(url: try arguments.require("url")) } catch let error as UsageError { throw error } catch {
-                throw UsageError("'--url' is not a broker URL: \(error)")
+            do { endpoint = try MQTTEndpoint(url: try arguments.require("mqtt")) } catch let error as UsageError { throw error } catch {
+                throw UsageError("'--mqtt' is not a broker URL: \(error)")
             }
             let topics = CloudTopics(vehicleID: command.vehicleID.description)
             let timeout = try arguments.integer("timeout") ?? 10
