@@ -12,6 +12,7 @@ extension Command {
         options: [
             .value("out", short: "o", placeholder: "FILE", help: "Where to write the private key"),
             .flag("force", help: "Replace an existing file"),
+            .flag("json", help: "Print one JSON object: publicKey (SEC1 hex), keyID, out"),
         ],
         action: { invocation in
             let path = try invocation.arguments.require("out")
@@ -23,7 +24,12 @@ extension Command {
             } catch let error as Errno {
                 throw OutputFile.failure(path, error)
             }
-            print(key.publicKey.sec1.hexString)
+            if invocation.arguments.flag("json") {
+                print(JSONValue.object([("publicKey", .string(key.publicKey.sec1.hexString)),
+                                        ("keyID", .string(KeyID(publicKey: key.publicKey).description)), ("out", .string(path))]).serialized)
+            } else {
+                print(key.publicKey.sec1.hexString)
+            }
             return 0
         }
     )

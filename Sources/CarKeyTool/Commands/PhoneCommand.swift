@@ -53,6 +53,7 @@ extension Command {
             .flag("uwb", help: "Set up UWB ranging in the session first (command 0x07), let the car range, then send the command"),
             .value("uwb-interval", placeholder: "MS", help: "--uwb: the ranging round interval (default 50, 20 rounds a second)"),
             .value("uwb-wait", placeholder: "MS", help: "--uwb: how long to range before the command (default 400)"),
+            .flag("json", help: "Print one JSON object: result, fault, command, vehicle, vehicleState, key, carTime, times (docs/cli.md)"),
         ] + PhoneTransport.optionSpecs,
         arguments: [Positional("command", help: PhoneOptions.actionNamesForHelp)],
         action: { invocation in
@@ -61,7 +62,7 @@ extension Command {
             case .enroll(let code):
                 return try PhoneEnrollment.finish(try PhonePairing(options: options, code: code).run(), options: options)
             case .command(let command, _):
-                return PhoneReport.print(try PhoneExchange(options: options).run(), command: command)
+                return PhoneReport.print(try PhoneExchange(options: options).run(), command: command, json: options.json)
             }
         }
     )

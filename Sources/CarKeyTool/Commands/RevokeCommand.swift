@@ -1,6 +1,7 @@
 // `carkey revoke`: an owner signs a revocation of a share (by serial) or of a key (by key ID or
 // public key) for one car (docs/protocol.md section 18.4). Writes the binary revocation.
 import CommandLineKit
+import Drivers
 import Protocol
 
 extension Command {
@@ -26,6 +27,7 @@ extension Command {
             .value("issued-at", placeholder: "ISO8601", help: "Issue time (default: now)"),
             .value("out", short: "o", placeholder: "FILE", help: "Where to write the revocation (binary)"),
             .flag("force", help: "Replace an existing file"),
+            .flag("json", help: "Print one JSON object: target (kind, value), vehicle, issuedAt, revocation, out"),
             .value("owner", placeholder: "KEYFILE",
                    help: "Old spelling of --key, accepted for this release; with it, --key is the old spelling of --public-key"),
         ],
@@ -46,10 +48,20 @@ extension Command {
                 throw ToolFailure("cannot sign the revocation: \(error)")
             }
             try KeyToolArguments.write(revocation.encoded(), to: path, force: arguments.flag("force"))
+            let (kind, value): (String, String)
             switch target {
-            case .serial(let serial): print("target serial \(serial)")
-            case .key(let keyID): print("target key-id \(keyID)")
+            case .serial(let serial): (kind, value) = ("serial", serial.description)
+            case .key(let keyID): (kind, value) = ("key-id", keyID.description)
             }
+            if arguments.flag("json") {
+                print(JSONValue.object([
+                    ("target", .object([("kind", .string(kind)), ("value", .string(value))])), ("vehicle", .string(vehicleID.description)),
+                    ("issuedAt", .string(ISO8601.format(Int64(issuedAt)))), ("revocation", .string(revocation.encoded().hexString)),
+                    ("out", .string(path)),
+                ]).serialized)
+                return 0
+            }
+            print("target \(kind) \(value)")
             print("revocation \(revocation.encoded().hexString)")
             return 0
         }

@@ -16,8 +16,8 @@ extension Command {
             The holder presents the certificate in its Hello; the car checks it offline and then
             remembers the key. Times are ISO 8601 in UTC (YYYY-MM-DDTHH:MM:SSZ) or with an
             offset (+hh:mm). Without --not-before the share is valid at once. Prints
-            'serial HEX', 'holder-key-id HEX' and 'certificate HEX'. The serial is what
-            `carkey revoke --serial` takes.
+            'serial HEX', 'holder-key-id HEX' and 'certificate HEX', or one JSON object with
+            --json. The serial is what `carkey revoke --serial` takes.
             """,
         options: [
             .value("key", aliases: ["owner"], placeholder: "KEYFILE", help: "The owner's private key that signs (PKCS#8 PEM, as `carkey keygen` writes)"),
@@ -28,6 +28,7 @@ extension Command {
             .value("not-before", placeholder: "ISO8601", help: "Start of validity (default: none)"),
             .value("out", short: "o", placeholder: "FILE", help: "Where to write the certificate (binary)"),
             .flag("force", help: "Replace an existing file"),
+            .flag("json", help: "Print one JSON object: serial, holderKeyID, vehicle, permissions, notBefore, notAfter, certificate, out"),
         ],
         action: { invocation in
             let arguments = invocation.arguments
@@ -58,6 +59,16 @@ extension Command {
                 throw ToolFailure("cannot sign the certificate: \(error)")
             }
             try KeyToolArguments.write(certificate.encoded(), to: path, force: arguments.flag("force"))
+            if arguments.flag("json") {
+                print(JSONValue.object([
+                    ("serial", .string(certificate.serial.description)), ("holderKeyID", .string(certificate.holderKeyID.description)),
+                    ("vehicle", .string(vehicleID.description)), ("permissions", .string(levelName)),
+                    ("notBefore", notBefore == 0 ? .null : .string(ISO8601.format(Int64(notBefore)))),
+                    ("notAfter", .string(ISO8601.format(Int64(notAfter)))),
+                    ("certificate", .string(certificate.encoded().hexString)), ("out", .string(path)),
+                ]).serialized)
+                return 0
+            }
             print("serial \(certificate.serial)")
             print("holder-key-id \(certificate.holderKeyID)")
             print("certificate \(certificate.encoded().hexString)")

@@ -35,6 +35,8 @@ struct PhoneOptions {
     let shareCertificate: Bytes
     let encoding: SignatureEncoding
     let timeoutMillis: UInt64
+    /// --json: one JSON object on stdout instead of the lines.
+    let json: Bool
     /// --ble --scan: how long to look for the car.
     let scanTimeoutMillis: UInt64
     /// --uwb: ranging set up before the command (round interval, time to range first).
@@ -82,6 +84,7 @@ struct PhoneOptions {
             throw UsageError.invalidValue(encodingName, for: "--encoding", expected: "der or raw")
         }
         self.encoding = encoding
+        json = arguments.flag("json")
 
         let seconds = try arguments.integer("timeout") ?? 5
         guard (1...300).contains(seconds) else {
