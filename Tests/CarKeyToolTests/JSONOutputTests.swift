@@ -2,6 +2,7 @@
 // stdout, of the documented shape; hints stay on stderr; the exit status is the same as without.
 import XCTest
 import FoundationEssentials
+import TestHarness
 
 final class JSONOutputTests: XCTestCase {
     private func decode<T: Decodable>(_ type: T.Type, _ result: ProcessResult, file: StaticString = #filePath, line: UInt = #line) throws -> T {
@@ -93,6 +94,41 @@ final class JSONOutputTests: XCTestCase {
         XCTAssertEqual(refusal.result, "refused")
         XCTAssertEqual(refusal.fault, Fault(code: 14, name: "wrongVehicle"))
         XCTAssertNotNil(refusal.reason)
+        XCTAssertEqual(car.stop(), 0)
+    }
+
+    /// command send --json: the flag only changes what is printed, not what is sent.
+    func testCommandSend() throws {
+        let broker = try MosquittoBroker()
+        try broker.start()
+        let car = AgentHarness()
+        let agent = try car.start(clockSync: "yes", ["--console", "none", "--mqtt", broker.url])
+        XCTAssertTrue(agent.wait(timeoutSeconds: 20) { agent.stderr.contains("cloud: connected") }, agent.stderr)
+        let owner = try car.enrollOwner()
+        struct Sent: Decodable {
+            struct Result: Decodable { let result: String; let command: String }
+            let command: String; let sent: Bool; let result: Result?; let timedOut: Bool
+        }
+        func send(_ vehicle: String, _ extra: [String]) throws -> ProcessResult {
+            try Subprocess.run("carkey", ["command", "send", "--mqtt", broker.url, "--key", owner.path, "--vehicle", vehicle,
+                                          "--command", "status", "--json"] + extra)
+        }
+        let answered = try send(AgentHarness.vehicle, ["--wait-result", "--timeout", "15"])
+        XCTAssertEqual(answered.status, 0, answered.stderr + agent.stderr)
+        let result = try decode(Sent.self, answered)
+        XCTAssertEqual(result.result?.result, "ok")
+        XCTAssertEqual(result.result?.command, result.command, "the car's result names the command sent")
+        XCTAssertTrue(result.sent)
+        XCTAssertFalse(result.timedOut)
+
+        let fired = try decode(Sent.self, try send(AgentHarness.vehicle, []))
+        XCTAssertNil(fired.result)
+        XCTAssertEqual(fired.command.count, 36)
+        let unanswered = try send("OCK-NOBODY", ["--wait-result", "--timeout", "1"])
+        XCTAssertEqual(unanswered.status, 1)
+        let silence = try decode(Sent.self, unanswered)
+        XCTAssertTrue(silence.timedOut)
+        XCTAssertNil(silence.result)
         XCTAssertEqual(car.stop(), 0)
     }
 }

@@ -54,6 +54,7 @@ extension Command {
             .value("mqtt", aliases: ["url"], placeholder: "mqtt://HOST:PORT", help: "The broker"),
             .flag("wait-result", help: "Wait for the car's result and print it"),
             .value("timeout", placeholder: "SECONDS", help: "How long --wait-result waits (default 10)"),
+            .flag("json", help: "Print one JSON object: command (its UUID), sent, result (the car's result object, or null), timedOut"),
         ],
         action: { invocation in
             let arguments = invocation.arguments
@@ -67,15 +68,20 @@ extension Command {
             let answer = try RemoteCommandSender(endpoint: endpoint).send(envelope: envelope, topic: topics.remoteCommands,
                                                                           resultsTopic: arguments.flag("wait-result") ? topics.results : nil,
                                                                           commandID: command.uuidString, timeoutSeconds: timeout)
+            let json = arguments.flag("json")
+            func report(_ result: JSONValue, timedOut: Bool) {
+                print(JSONValue.object([("command", .string(command.uuidString)), ("sent", .bool(true)), ("result", result),
+                                        ("timedOut", .bool(timedOut))]).serialized)
+            }
             guard arguments.flag("wait-result") else {
-                print("sent \(command.uuidString)")
+                if json { report(.null, timedOut: false) } else { print("sent \(command.uuidString)") }
                 return 0
             }
             guard let answer else {
-                print("no result within \(timeout) s")
+                if json { report(.null, timedOut: true) } else { print("no result within \(timeout) s") }
                 return 1
             }
-            print(answer)
+            if json { report(.raw(answer), timedOut: false) } else { print(answer) }
             return RemoteCommandSender.resultField(answer, "result") == "ok" ? 0 : 1
         }
     )
