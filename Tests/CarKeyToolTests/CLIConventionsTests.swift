@@ -74,4 +74,39 @@ final class CLIConventionsTests: XCTestCase {
         let help = try carkey(["command", "send", "--help"])
         XCTAssertTrue(help.stdout.contains("--mqtt <mqtt://HOST:PORT>") && help.stdout.contains("(old spelling --url still accepted)"), help.stdout)
     }
+
+    /// Every command of both programs, found by walking `--help` from the top: each help ends
+    /// with an "Exit status" section that lists 2 (usage) and, for a command that runs, 0.
+    func testEveryHelpDocumentsItsExitStatuses() throws {
+        var checked = 0
+        for program in ["carkey", "carkey-agent"] {
+            var pending: [[String]] = [[]]
+            while let path = pending.popLast() {
+                let help = try Subprocess.run(program, path + ["--help"])
+                let name = ([program] + path).joined(separator: " ")
+                XCTAssertEqual(help.status, 0, name)
+                let sections = help.stdout.components(separatedBy: "\n\n")
+                let commands = sections.first { $0.hasPrefix("Commands:\n") }
+                let exits = try XCTUnwrap(sections.first { $0.hasPrefix("Exit status:\n") }, "\(name) --help has no Exit status section")
+                let rows = exits.split(separator: "\n").dropFirst()
+                let codes = rows.map { $0.split(separator: " ").first.map(String.init) ?? "" }
+                XCTAssertTrue(zip(codes, rows).contains { $0.0 == "2" && $0.1.contains("usage error") }, "\(name): \(exits)")
+                XCTAssertTrue(codes.contains("0"), "\(name): \(exits)")
+                checked += 1
+                for line in commands?.split(separator: "\n").dropFirst() ?? [] {
+                    let sub = line.split(separator: " ").first.map(String.init) ?? ""
+                    XCTAssertFalse(sub.isEmpty, "\(name): \(line)")
+                    pending.append(path + [sub])
+                }
+            }
+        }
+        XCTAssertGreaterThanOrEqual(checked, 2 + 15 + 13, "every command of both programs was walked")
+    }
+
+    func testDemoNoLongerSaysBLEAndUWBAreNotBuilt() throws {
+        let demo = try Subprocess.run("carkey-agent", ["demo"])
+        XCTAssertEqual(demo.status, 0, demo.stderr)
+        XCTAssertFalse(demo.stdout.contains("not built yet"), demo.stdout)
+        XCTAssertTrue(demo.stdout.contains("Bluetooth LE link (BlueZ) and UWB ranging (DW3000) are built"), demo.stdout)
+    }
 }

@@ -35,6 +35,10 @@ extension Command {
             .value("seconds", placeholder: "N", help: "How long to listen with --mqtt (default 30)"),
             .flag("json", help: "Print the report as one JSON object"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "intact: every event covered by a valid checkpoint or not yet covered"),
+            ExitStatus(1, "a finding (deleted, reordered, altered, forged-checkpoint), or the broker could not be read"),
+        ],
         action: { invocation in
             let arguments = invocation.arguments
             let key = try HexArguments.publicKey(try arguments.require("car-key"), option: "car-key")

@@ -32,6 +32,10 @@ extension Command {
             {"id":UUID,"type":"command","body":HEX}; with --json also the decoded fields.
             """,
         options: signOptions + [.flag("json", help: "Print a JSON object with the fields and the envelope")],
+        exitStatuses: [
+            ExitStatus(0, "signed; the envelope printed"),
+            ExitStatus(1, "not signed: the reason on stderr"),
+        ],
         action: { invocation in
             let (command, envelope) = try RemoteCommandArguments.sign(invocation.arguments)
             if invocation.arguments.flag("json") {
@@ -55,6 +59,10 @@ extension Command {
             .flag("wait-result", help: "Wait for the car's result and print it"),
             .value("timeout", placeholder: "SECONDS", help: "How long --wait-result waits (default 10)"),
             .flag("json", help: "Print one JSON object: command (its UUID), sent, result (the car's result object, or null), timedOut"),
+        ],
+        exitStatuses: [
+            ExitStatus(0, "published (with --wait-result: the car answered ok)"),
+            ExitStatus(1, "refused by the car, no answer within --timeout, or the broker unreachable"),
         ],
         action: { invocation in
             let arguments = invocation.arguments

@@ -14,6 +14,10 @@ extension Command {
             .flag("force", help: "Replace an existing file"),
             .flag("json", help: "Print one JSON object: publicKey (SEC1 hex), keyID, out"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "written; the public key printed"),
+            ExitStatus(1, "not written (an existing --out without --force, I/O): the reason on stderr"),
+        ],
         action: { invocation in
             let path = try invocation.arguments.require("out")
             let key = try P256PrivateKey.generate()

@@ -37,9 +37,6 @@ extension Command {
             revoke --object FILE: sends the signed revocation `carkey revoke` wrote (command
             0x06; the session key needs manage, so an owner's). The car ends the affected
             sessions at once.
-
-            Exit 0 only for an ok result; 1 for a fault, a refusal or a link failure (every
-            wait is bounded by --timeout); 2 for usage errors.
             """,
         options: [
             .value("key", placeholder: "FILE", help: "The phone's private key (PKCS#8 PEM, from carkey keygen)"),
@@ -56,6 +53,10 @@ extension Command {
             .flag("json", help: "Print one JSON object: result, fault, command, vehicle, vehicleState, key, carTime, times (docs/cli.md)"),
         ] + PhoneTransport.optionSpecs,
         arguments: [Positional("command", help: PhoneOptions.actionNamesForHelp)],
+        exitStatuses: [
+            ExitStatus(0, "the car answered ok (enroll: enrolled and pinned)"),
+            ExitStatus(1, "a fault from the car, a refusal by the phone, or a link failure (every wait bounded by --timeout)"),
+        ],
         action: { invocation in
             let options = try PhoneOptions(invocation.arguments)
             switch options.action {

@@ -31,6 +31,10 @@ extension Command {
             .value("owner", placeholder: "KEYFILE",
                    help: "Old spelling of --key, accepted for this release; with it, --key is the old spelling of --public-key"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "signed and written"),
+            ExitStatus(1, "not written (an existing --out without --force, I/O): the reason on stderr"),
+        ],
         action: { invocation in
             let arguments = invocation.arguments
             let (signerPath, oldTargetKey) = try RevokeTarget.signer(arguments)

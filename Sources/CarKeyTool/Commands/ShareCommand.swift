@@ -30,6 +30,10 @@ extension Command {
             .flag("force", help: "Replace an existing file"),
             .flag("json", help: "Print one JSON object: serial, holderKeyID, vehicle, permissions, notBefore, notAfter, certificate, out"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "signed and written"),
+            ExitStatus(1, "not written (an existing --out without --force, I/O): the reason on stderr"),
+        ],
         action: { invocation in
             let arguments = invocation.arguments
             let owner = try OwnerKeyFile.load(try arguments.require("key"))

@@ -16,6 +16,10 @@ extension Command {
             ToolVault.option,
             .flag("json", help: "Print one JSON object: depth, bytes, oldestAgeMillis, refused, lastError"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "printed"),
+            ExitStatus(1, "no store in DIR, or it cannot be opened: the reason on stderr"),
+        ],
         action: { invocation in
             let directory = try StateDirectoryArgument.path(invocation.arguments)
             // An inspection must not create a store where there was none.

@@ -49,6 +49,11 @@ extension Command {
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
         ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs + KeysRunOptions.optionSpecs
             + StoreSettings.optionSpecs + AuditSettings.optionSpecs + LinkSettings.optionSpecs,
+        exitStatuses: [
+            ExitStatus(0, "stopped cleanly on SIGINT or SIGTERM"),
+            ExitStatus(1, "could not start (self-test, store, GPIO, sockets) or stopped on an error: the reason on stderr"),
+            ExitStatus(AgentVault.doNotRetryStatus, "the key vault refused access (a locked token, a wrong PIN): a supervisor must not restart it (RestartPreventExitStatus=78)"),
+        ],
         action: { invocation in
             // An OTA configuration apply a crash interrupted: last-good back before it is read.
             let recovered = try ConfigRecovery.recoverIfInterrupted(configPath: invocation.arguments.value("config") ?? AgentConfig.defaultPath)
