@@ -86,19 +86,19 @@ expect "the crypto self-test" "$AGENT" demo && tail -n 1 "$WORK/last.out" | sed 
 say "1. Start a simulated car in $STATE"
 # --clock-sync yes: treat this machine's clock as NTP-synchronised, so the car trusts its time
 # and accepts the friend's time-limited share (an untrusted clock refuses those: clockNotTrusted).
-"$AGENT" run --simulate --state-dir "$STATE" --vehicle-id "$VEHICLE" --clock-sync yes --console none \
-    > "$WORK/agent.out" 2> "$LOG" &
+# The agent logs on stderr, its start-up report included ("control socket ..." once it serves).
+"$AGENT" run --simulate --state-dir "$STATE" --vehicle "$VEHICLE" --clock-sync yes --console none 2> "$LOG" &
 AGENT_PID=$!
 for _ in $(seq 1 200); do
-    [[ -S $STATE/control.sock && -S $STATE/ble.sock ]] && grep -q "control socket" "$WORK/agent.out" && break
+    [[ -S $STATE/control.sock && -S $STATE/ble.sock ]] && grep -q "control socket" "$LOG" && break
     kill -0 "$AGENT_PID" 2>/dev/null || break
     sleep 0.05
 done
 if ! [[ -S $STATE/control.sock ]]; then
-    echo "demo: the agent did not start:"; cat "$WORK/agent.out" "$LOG" | sed 's/^/   | /'
+    echo "demo: the agent did not start:"; sed 's/^/   | /' "$LOG"
     FAILURES=$((FAILURES + 1)); exit 1
 fi
-grep -E "GPIO|listening on" "$WORK/agent.out" | sed 's/^carkey-agent: /   /'
+grep -E "GPIO|listening on" "$LOG" | sed 's/^carkey-agent: /   /'
 
 say "2. The owner pairs a phone: the car opens its pairing window (carkey-agent pair)"
 expect "owner keygen" "$CARKEY" keygen --out "$WORK/owner.pem"
@@ -115,7 +115,7 @@ step owner lock ok -- "${OWNER[@]}" lock
 say "4. The owner shares an unlock-only key with a friend for one day (carkey share)"
 expect "friend keygen" "$CARKEY" keygen --out "$WORK/friend.pem"
 FRIEND_PUB=$(tr -d '[:space:]' < "$WORK/last.out")
-expect "carkey share" "$CARKEY" share --owner "$WORK/owner.pem" --holder "$FRIEND_PUB" --vehicle "$VEHICLE" \
+expect "carkey share" "$CARKEY" share --key "$WORK/owner.pem" --holder "$FRIEND_PUB" --vehicle "$VEHICLE" \
     --permissions unlock-only --not-after "$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)" --out "$WORK/friend.share"
 SERIAL=$(sed -n 's/^serial //p' "$WORK/last.out")
 echo "   share serial ${SERIAL:-?}: the certificate travels to the friend's phone (here: a file)"
@@ -126,7 +126,7 @@ step friend unlock ok -- "${FRIEND[@]}" --share "$WORK/friend.share" unlock
 step friend trunk "fault: insufficientPermission (5)" -- "${FRIEND[@]}" trunk
 
 say "6. The owner revokes the share (carkey revoke, sent from the owner's phone)"
-expect "carkey revoke" "$CARKEY" revoke --owner "$WORK/owner.pem" --vehicle "$VEHICLE" --serial "${SERIAL:-00}" --out "$WORK/friend.revoke"
+expect "carkey revoke" "$CARKEY" revoke --key "$WORK/owner.pem" --vehicle "$VEHICLE" --serial "${SERIAL:-00}" --out "$WORK/friend.revoke"
 step owner revoke ok -- "${OWNER[@]}" revoke --object "$WORK/friend.revoke"
 
 say "7. The friend is refused from now on"
@@ -141,15 +141,15 @@ if [[ $STATUS -eq 0 ]]; then echo "   stopped cleanly"; else echo "   demo: the 
 
 say "9. A car with a UWB module (--simulate-uwb: register-level DW3000s, the phone's radio simulated)"
 STATE2="$WORK/state-uwb"
-"$AGENT" run --simulate --simulate-uwb --state-dir "$STATE2" --vehicle-id "$VEHICLE" --clock-sync yes --console none \
-    > "$WORK/agent-uwb.out" 2>> "$LOG" &
+FIRST_RUN_LINES=$(wc -l < "$LOG")
+"$AGENT" run --simulate --simulate-uwb --state-dir "$STATE2" --vehicle "$VEHICLE" --clock-sync yes --console none 2>> "$LOG" &
 AGENT_PID=$!
 for _ in $(seq 1 200); do
-    grep -q "control socket" "$WORK/agent-uwb.out" 2>/dev/null && break
+    tail -n +$((FIRST_RUN_LINES + 1)) "$LOG" | grep -q "control socket" && break
     kill -0 "$AGENT_PID" 2>/dev/null || break
     sleep 0.05
 done
-grep -E "uwb:" "$WORK/agent-uwb.out" | sed 's/^carkey-agent: /   /'
+tail -n +$((FIRST_RUN_LINES + 1)) "$LOG" | grep -E "uwb:" | sed 's/^carkey-agent: /   /'
 expect "owner keygen (UWB car)" "$CARKEY" keygen --out "$WORK/owner2.pem"
 expect "carkey-agent pair (UWB car)" "$AGENT" pair --state-dir "$STATE2"
 CODE=$(sed -n 's/^code //p' "$WORK/last.out")

@@ -55,7 +55,7 @@ enum CellularBillBench {
         defer { _ = system("rm -rf '\(folder)'") }
         let client = try pki.clientCertificate(commonName: vehicleID)
         let agent = try SpawnedAgent(binary: binary, stateDirectory: folder + "/state", extra: [
-            "--vehicle-id", vehicleID, "--mqtt", "mqtts://127.0.0.1:\(relay.port)", "--mqtt-ca", pki.caFile,
+            "--vehicle", vehicleID, "--mqtt", "mqtts://127.0.0.1:\(relay.port)", "--mqtt-ca", pki.caFile,
             "--mqtt-cert", client.certificate, "--mqtt-key", client.key, "--mqtt-keepalive", String(windowKeepaliveSeconds),
         ])
         defer { agent.stop() }

@@ -10,6 +10,7 @@
 ///   is positional.
 /// - `--help` / `-h` are built in: parsing stops and `helpRequested` is set.
 /// - Short flags are not clustered: `-ab` is an unknown option.
+/// - An option's old spellings (`Option.aliases`) parse as the option itself.
 /// - Errors are `UsageError`s, each one line, naming the offending argument.
 public struct ArgumentParser: Sendable {
     public var options: [Option]
@@ -94,7 +95,7 @@ public struct ArgumentParser: Sendable {
                     parsed.helpRequested = true
                     return (parsed, [])
                 }
-                guard let option = options.first(where: { $0.name == name }) else {
+                guard let option = options.first(where: { $0.answers(to: name) }) else {
                     throw UsageError.unknownOption(spelling)
                 }
                 if option.takesValue {

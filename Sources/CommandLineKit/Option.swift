@@ -13,23 +13,33 @@ public struct Option: Sendable, Equatable {
     public var short: Character?
     public var kind: Kind
     public var help: String
+    /// Older long spellings that still work (without dashes). They parse exactly like `name`
+    /// and are recorded under it, so a renamed option keeps old scripts working for a release
+    /// while `--help` shows the new name and mentions the old one.
+    public var aliases: [String]
 
-    public init(name: String, short: Character? = nil, kind: Kind, help: String) {
+    public init(name: String, short: Character? = nil, kind: Kind, help: String, aliases: [String] = []) {
         self.name = name
         self.short = short
         self.kind = kind
         self.help = help
+        self.aliases = aliases
     }
 
     /// A boolean switch; it may be repeated (`ParsedArguments.count(_:)`).
-    public static func flag(_ name: String, short: Character? = nil, help: String) -> Option {
-        Option(name: name, short: short, kind: .flag, help: help)
+    public static func flag(_ name: String, short: Character? = nil, aliases: [String] = [], help: String) -> Option {
+        Option(name: name, short: short, kind: .flag, help: help, aliases: aliases)
     }
 
     /// An option that takes a value; it may be repeated (`ParsedArguments.values(_:)`).
-    public static func value(_ name: String, short: Character? = nil, placeholder: String = "value",
+    public static func value(_ name: String, short: Character? = nil, aliases: [String] = [], placeholder: String = "value",
                              help: String) -> Option {
-        Option(name: name, short: short, kind: .value(placeholder: placeholder), help: help)
+        Option(name: name, short: short, kind: .value(placeholder: placeholder), help: help, aliases: aliases)
+    }
+
+    /// Whether `--long` (without dashes) is this option's name or one of its old spellings.
+    public func answers(to long: Substring) -> Bool {
+        name == long || aliases.contains { $0 == long }
     }
 
     public var takesValue: Bool {

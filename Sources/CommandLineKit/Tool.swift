@@ -134,6 +134,9 @@ public struct Tool: Sendable {
             if commands.isEmpty { out.append("  (none yet)") }
             out += ["", "Options:"]
             out += table(optionRows(options + [.flag("version", help: "Print the version and exit")]))
+            out += ["", "Exit status:"]
+            out += table([("0", "--help, --version"), ("2", ExitStatus.usage.meaning),
+                          ("", "otherwise the command's, listed in '\(name) <command> --help'")])
             out += ["", "Run '\(name) <command> --help' for a command's options."]
             return out.joined(separator: "\n") + "\n"
         }
@@ -158,6 +161,12 @@ public struct Tool: Sendable {
         }
         out += ["", "Options:"]
         out += table(optionRows(command.options))
+        out += ["", "Exit status:"]
+        var statuses = command.documentedExitStatuses
+        if !command.subcommands.isEmpty {
+            statuses.append(ExitStatus(nil, "otherwise the subcommand's, listed in '\(invocation) <command> --help'"))
+        }
+        out += table(statuses.map { ($0.code.map(String.init) ?? "", $0.meaning) })
         return out.joined(separator: "\n") + "\n"
     }
 
@@ -178,7 +187,9 @@ public struct Tool: Sendable {
             var left = option.short.map { "-\($0), " } ?? "    "
             left += option.spelling
             if case .value(let placeholder) = option.kind { left += " <\(placeholder)>" }
-            return (left, option.help)
+            guard !option.aliases.isEmpty else { return (left, option.help) }
+            let old = option.aliases.map { "--" + $0 }.joined(separator: ", ")
+            return (left, option.help + " (old spelling \(old) still accepted)")
         }
     }
 

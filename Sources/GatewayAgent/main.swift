@@ -16,6 +16,7 @@ let agent = Tool(
     commands: [
         .demo,
         .run,
+        .status,
         .pair,
         .keys,
         .events,

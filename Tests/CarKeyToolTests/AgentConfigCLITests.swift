@@ -90,9 +90,9 @@ final class AgentConfigCLITests: XCTestCase {
         let example = Self.repositoryRoot + "/board/agent.example.json"
         let agent = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--config", example, "--state-dir", folder + "/state",
                                                            "--console", "none"])
-        XCTAssertTrue(agent.wait(timeoutSeconds: 20) { agent.stdout.contains("listening on") }, agent.stdout + agent.stderr)
-        XCTAssertTrue(agent.stdout.contains("GPIO simulated chip, board simulated (\(Self.repositoryRoot)/board/simulated.json)"), agent.stdout)
-        XCTAssertTrue(agent.stdout.contains("simulated car OCK-SIM-0001 listening on \(folder)/state/ble.sock"), "--state-dir overrides the file")
+        XCTAssertTrue(agent.wait(timeoutSeconds: 20) { agent.stderr.contains("listening on") }, agent.stdout + agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("GPIO simulated chip, board simulated (\(Self.repositoryRoot)/board/simulated.json)"), agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("simulated car OCK-SIM-0001 listening on \(folder)/state/ble.sock"), "--state-dir overrides the file")
         XCTAssertEqual(agent.stop(), 0)
     }
 }

@@ -24,8 +24,8 @@ final class AgentConsoleTests: XCTestCase {
         // A synchronised clock, so time-limited shares are accepted (see the share test).
         agent = try harness.start(clockSync: "yes", ["--config", config])
         let prefix = "carkey-agent: console on "
-        let line = agent.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) }
-        let path = String(try XCTUnwrap(line, agent.stdout).dropFirst(prefix.count))
+        let line = agent.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) }
+        let path = String(try XCTUnwrap(line, agent.stderr).dropFirst(prefix.count))
         XCTAssertTrue(path.hasPrefix("/dev/pts/"), path)
         console = try ConsoleClient(path: path)
         try console.sync() // the first prompt may or may not have survived the open
@@ -141,7 +141,7 @@ final class AgentConsoleTests: XCTestCase {
 
         let unlock = try harness.phone("unlock", key: owner.path)
         XCTAssertEqual(unlock.status, 0, unlock.stdout + unlock.stderr)
-        XCTAssertTrue(unlock.stdout.contains("vehicle state: trunkLocked"), unlock.stdout)
+        XCTAssertTrue(unlock.stdout.contains("vehicle state: unlocked, trunk locked"), unlock.stdout)
         let history = try console.command("gpio history")
         XCTAssertTrue(history.contains("unlock (chip sim-gpio line 27) active") && history.contains("unlock (chip sim-gpio line 27) inactive"), history)
         XCTAssertEqual(try activations(), ["lock": 0, "unlock": 1, "trunkRelease": 0, "feedbackLight": 0])
@@ -199,7 +199,7 @@ final class AgentConsoleTests: XCTestCase {
         XCTAssertTrue(agent.wait(timeoutSeconds: 2) { self.agent.stderr.contains("inputs: doorOpen active") })
         XCTAssertTrue(try console.command("status").contains("doors: open"))
         let status = try harness.phone("status", key: owner.path)
-        XCTAssertTrue(status.stdout.contains("vehicle state: locked,anyDoorOpen,trunkLocked"), status.stdout)
+        XCTAssertTrue(status.stdout.contains("vehicle state: locked, a door open, trunk locked"), status.stdout)
         XCTAssertEqual(harness.stop(), 0)
         let rows = try events().filter { $0.event.kind.rawValue == "vehicle-state" }.map { [$0.event.action, $0.event.result] }
         XCTAssertEqual(rows, [["doorOpen", "active"]])

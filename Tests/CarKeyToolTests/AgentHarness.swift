@@ -37,7 +37,7 @@ final class AgentHarness {
         XCTAssertNil(agent, "one agent at a time")
         let process = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", stateDir, "--clock-sync", clockSync] + extra)
         let up = process.wait(timeoutSeconds: 20) {
-            UnixSocket.inode(of: controlPath) != nil && process.stdout.contains("carkey-agent: control socket")
+            UnixSocket.inode(of: controlPath) != nil && process.stderr.contains("carkey-agent: control socket")
         }
         XCTAssertTrue(up, "agent did not start: \(process.stdout) \(process.stderr)")
         agent = process

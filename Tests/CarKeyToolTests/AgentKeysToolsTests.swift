@@ -118,8 +118,8 @@ final class AgentKeysToolsTests: XCTestCase {
         }
 
         let agent = try car.start()
-        XCTAssertTrue(agent.stdout.contains("carkey-agent: keychain record NOT USED: key \(ownerID) tampered"), agent.stdout)
-        XCTAssertTrue(agent.stdout.contains("no owner key"), agent.stdout)
+        XCTAssertTrue(agent.stderr.contains("carkey-agent: keychain record NOT USED: key \(ownerID) tampered"), agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("no owner key"), agent.stderr)
         let refused = try car.phone("unlock", key: owner.path)
         XCTAssertEqual(refused.firstLine, "fault: unknownKey (1)", "a tampered key is never used")
 
@@ -138,6 +138,6 @@ final class AgentKeysToolsTests: XCTestCase {
         XCTAssertEqual(try car.enroll(owner.path, code: try car.pair()).firstLine, "enrolled")
         XCTAssertEqual(try car.phone("unlock", key: owner.path).firstLine, "ok")
         XCTAssertEqual(car.stop(), 0)
-        XCTAssertFalse(try car.start().stdout.contains("NOT USED"))
+        XCTAssertFalse(try car.start().stderr.contains("NOT USED"))
     }
 }

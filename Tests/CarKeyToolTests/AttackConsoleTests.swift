@@ -20,8 +20,8 @@ final class AttackConsoleTests: XCTestCase {
         chmod(config, 0o600)
         let agent = try harness.start(clockSync: "yes", ["--config", config])
         let prefix = "carkey-agent: console on "
-        let line = agent.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) }
-        let path = String(try XCTUnwrap(line, agent.stdout).dropFirst(prefix.count))
+        let line = agent.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) }
+        let path = String(try XCTUnwrap(line, agent.stderr).dropFirst(prefix.count))
         let owner = try LoadEnrollment.enrollOwner(try P256PrivateKey.generate(), stateDirectory: harness.stateDir)
 
         // The attacker's end of the cable: types, never reads.

@@ -263,7 +263,7 @@ final class AttackStoreTests: XCTestCase {
         try database.transaction { try $0.execute("DROP TABLE events") }
 
         let process = try car.start()
-        XCTAssertTrue(process.stdout.contains("storeRepaired"), process.stdout)
+        XCTAssertTrue(process.stderr.contains("storeRepaired"), process.stderr)
         let unlock = try car.phone("unlock", key: owner.path)
         XCTAssertEqual(unlock.firstLine, "ok", unlock.stdout + unlock.stderr)
         let events = try car.events()

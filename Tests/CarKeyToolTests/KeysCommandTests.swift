@@ -100,8 +100,8 @@ final class KeysCommandTests: XCTestCase {
             (["holder": nil], "--holder"),
             (["vehicle": String(repeating: "V", count: 33)], "--vehicle"),
             (["vehicle": "VIN\u{7}"], "--vehicle"),
-            (["owner": "/nonexistent/owner.pem"], "--owner"),
-            (["owner": nil], "--owner"),
+            (["owner": "/nonexistent/owner.pem"], "--key"),
+            (["owner": nil], "--key"),
             (["out": nil], "--out"),
         ]
         for (overrides, field) in cases {

@@ -73,7 +73,7 @@ final class PairingTests: XCTestCase {
 
         // Restart: the key comes back from the sealed store.
         let restarted = try car.start()
-        XCTAssertTrue(restarted.stdout.contains("keychain 1 of 32 slots in use (1 owner, 0 shared)"), restarted.stdout)
+        XCTAssertTrue(restarted.stderr.contains("keychain 1 of 32 slots in use (1 owner, 0 shared)"), restarted.stderr)
         XCTAssertEqual(try car.phone("lock", key: key.path).firstLine, "ok")
         XCTAssertEqual(car.stop(), 0)
         let secondRun = try car.events(since: lastSeq)

@@ -20,8 +20,8 @@ final class RemoteCommandPolicyTests: XCTestCase {
         let agent = try car.start(clockSync: "yes", ["--config", config, "--mqtt", broker.url])
         XCTAssertTrue(agent.wait(timeoutSeconds: 20) { agent.stderr.contains("cloud: connected") }, agent.stderr)
         let prefix = "carkey-agent: console on "
-        let line = agent.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) }
-        let console = try ConsoleClient(path: String(try XCTUnwrap(line, agent.stdout).dropFirst(prefix.count)))
+        let line = agent.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) }
+        let console = try ConsoleClient(path: String(try XCTUnwrap(line, agent.stderr).dropFirst(prefix.count)))
         try console.sync()
         return (agent, console)
     }

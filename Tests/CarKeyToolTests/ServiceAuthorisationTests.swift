@@ -34,8 +34,8 @@ final class ServiceAuthorisationTests: XCTestCase {
     private func start() throws -> ConsoleClient {
         let agent = try harness.start(clockSync: "yes", ["--config", config])
         let prefix = "carkey-agent: console on "
-        let line = agent.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) }
-        let console = try ConsoleClient(path: String(try XCTUnwrap(line, agent.stdout).dropFirst(prefix.count)))
+        let line = agent.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) }
+        let console = try ConsoleClient(path: String(try XCTUnwrap(line, agent.stderr).dropFirst(prefix.count)))
         try console.sync()
         return console
     }

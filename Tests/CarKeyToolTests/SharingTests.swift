@@ -210,7 +210,12 @@ final class SharingTests: XCTestCase {
         try startWithOwner(clockSync: "no")
         let key = try car.keygen("guest")
         let certificate = try share("unlock-only", to: key.publicHex, name: "guest")
-        XCTAssertEqual(try holder("unlock", key.path, share: certificate.path).firstLine, "fault: clockNotTrusted (15)")
+        let refused = try holder("unlock", key.path, share: certificate.path)
+        XCTAssertEqual(refused.firstLine, "fault: clockNotTrusted (15)")
+        // The hint says what to do on a real car and on a simulated one, as does the start-up line.
+        XCTAssertTrue(refused.stderr.contains("NTP") && refused.stderr.contains("--clock-sync yes"), refused.stderr)
+        XCTAssertTrue(car.agent!.stderr.contains("clock not trusted") && car.agent!.stderr.contains("refused (clockNotTrusted) until NTP")
+                      && car.agent!.stderr.contains("a simulated car trusts this machine's clock with --clock-sync yes"), car.agent!.stderr)
         let ownerUnlock = try car.phone("unlock", key: owner.path)
         XCTAssertEqual(ownerUnlock.firstLine, "ok")
         XCTAssertTrue(ownerUnlock.stdout.contains("car clock not trusted"), ownerUnlock.stdout)
@@ -221,7 +226,7 @@ final class SharingTests: XCTestCase {
     func testAnOwnerHandshakeAnchorsTimeAfterARestartWithoutNTP() throws {
         // First run with a synchronised clock: the mark is written (at once, and at stop).
         try startWithOwner(clockSync: "yes")
-        XCTAssertTrue(car.agent!.stdout.contains("carkey-agent: clock trusted (system clock assumed synchronised"), car.agent!.stdout)
+        XCTAssertTrue(car.agent!.stderr.contains("carkey-agent: clock trusted (system clock assumed synchronised"), car.agent!.stderr)
         let key = try car.keygen("guest")
         let certificate = try share("trunk-only", to: key.publicHex, name: "guest")
         XCTAssertEqual(try holder("trunk", key.path, share: certificate.path).firstLine, "ok")
@@ -232,8 +237,8 @@ final class SharingTests: XCTestCase {
         // Restart without NTP: untrusted until the owner's signed timestamp, within 7 days of
         // the mark, anchors this boot's time.
         let restarted = try car.start(clockSync: "no")
-        XCTAssertTrue(restarted.stdout.contains("clock not trusted (system clock assumed not synchronised (--clock-sync no); trusted-time mark "),
-                      restarted.stdout)
+        XCTAssertTrue(restarted.stderr.contains("clock not trusted (system clock assumed not synchronised (--clock-sync no); trusted-time mark "),
+                      restarted.stderr)
         XCTAssertEqual(try holder("trunk", key.path, share: nil).firstLine, "fault: clockNotTrusted (15)")
         XCTAssertEqual(try car.phone("status", key: owner.path).firstLine, "ok")
         XCTAssertTrue(restarted.stderr.contains("trusted time anchored at"), restarted.stderr)

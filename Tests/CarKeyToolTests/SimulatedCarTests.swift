@@ -38,8 +38,8 @@ final class SimulatedCarTests: XCTestCase {
     private func keyIDHex(_ publicHex: String) throws -> String { try car.keyIDHex(publicHex) }
 
     func testAgentPublishesItsIdentityAndVehicleID() throws {
-        XCTAssertTrue(agent!.stdout.contains("carkey-agent: simulated car OCK-SIM-0001 listening on \(socketPath)"), agent!.stdout)
-        XCTAssertTrue(agent!.stdout.contains("clock not trusted"), agent!.stdout)
+        XCTAssertTrue(agent!.stderr.contains("carkey-agent: simulated car OCK-SIM-0001 listening on \(socketPath)"), agent!.stderr)
+        XCTAssertTrue(agent!.stderr.contains("clock not trusted"), agent!.stderr)
         XCTAssertEqual(try Files.mode(of: socketPath), 0o600)
         XCTAssertEqual(try Files.mode(of: stateDir), 0o700)
         XCTAssertEqual(try Files.mode(of: stateDir + "/car-identity.pub"), 0o644)
@@ -53,14 +53,18 @@ final class SimulatedCarTests: XCTestCase {
         XCTAssertEqual(unlock.status, 0, unlock.stdout + unlock.stderr)
         let lines = unlock.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.first, "ok")
-        XCTAssertTrue(lines.contains("vehicle state: trunkLocked"), unlock.stdout)
+        XCTAssertTrue(lines.contains("vehicle state: unlocked, trunk locked"), unlock.stdout)
+        // The car's time in the same form as the events (ISO 8601, UTC).
+        let carTime = try XCTUnwrap(lines.first { $0.hasPrefix("car time: ") }, unlock.stdout)
+        XCTAssertNotNil(carTime.range(of: #"^car time: \d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z \(car clock not trusted\)$"#,
+                                      options: .regularExpression), carTime)
         XCTAssertTrue(lines.contains("key: owner, permissions unlock,lock,trunk,remote,manage"), unlock.stdout)
         XCTAssertTrue(lines.contains { $0.hasPrefix("handshake ms: ") } && lines.contains { $0.hasPrefix("command ms: ") })
 
         let status = try phone("status", extra: ["--encoding", "raw"])
         XCTAssertEqual(status.status, 0, status.stdout + status.stderr)
         XCTAssertTrue(status.stdout.hasPrefix("ok\n"))
-        XCTAssertTrue(status.stdout.contains("vehicle state: trunkLocked"), "status does not actuate")
+        XCTAssertTrue(status.stdout.contains("vehicle state: unlocked, trunk locked"), "status does not actuate")
         XCTAssertTrue(agent!.stderr.contains("unlock pulsed"), agent!.stderr)
     }
 

@@ -165,7 +165,7 @@ final class StoreBudgetAgentTests: XCTestCase {
         let firstRun = try car.events().last?.seq ?? 0
         disk.fill()
         let restarted = try car.start(clockSync: "yes", ["--store-max-mib", "1", "--store-reserve-mib", "2"])
-        XCTAssertTrue(restarted.stdout.contains("the disk is full"), restarted.stdout)
+        XCTAssertTrue(restarted.stderr.contains("the disk is full"), restarted.stderr)
         let unlock = try car.phone("unlock", key: owner.path)
         XCTAssertEqual(unlock.firstLine, "ok", unlock.stdout + unlock.stderr + restarted.stderr)
         XCTAssertEqual(try statusFlood(share.key, share: nil, commands: 1), 0, "still revoked after the restart")

@@ -130,7 +130,7 @@ final class UWBAgentTests: XCTestCase {
         let car = try startCar(console: true)
         let owner = try car.enrollOwner()
         let prefix = "carkey-agent: console on "
-        let line = try XCTUnwrap(car.agent?.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) })
+        let line = try XCTUnwrap(car.agent?.stderr.split(separator: "\n").first { $0.hasPrefix(prefix) })
         let console = try ConsoleClient(path: String(line.dropFirst(prefix.count)))
         try console.sync()
         XCTAssertTrue(try console.command("status").contains("proximity: UWB up, no key ranging"))

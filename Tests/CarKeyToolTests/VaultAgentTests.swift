@@ -58,7 +58,7 @@ final class VaultAgentTests: XCTestCase {
         let process = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", stateDir, "--clock-sync", "no", "--config", config])
         let exited = process.wait(timeoutSeconds: 30) { !process.isRunning }
         let status = process.stop()
-        XCTAssertTrue(exited, "the agent started where it must refuse: \(process.stdout)")
+        XCTAssertTrue(exited, "the agent started where it must refuse: \(process.stderr)")
         return (status, process.stderr)
     }
 
@@ -84,9 +84,9 @@ final class VaultAgentTests: XCTestCase {
         let harness = AgentHarness()
         let config = try tpm2Config(harness, tpm)
         let first = try harness.start(clockSync: "no", ["--config", config])
-        XCTAssertTrue(first.stdout.contains("carkey-agent: key vault: tpm2: TPM 2.0 at \(tpm.tcti)"), first.stdout)
-        XCTAssertTrue(first.stdout.contains("carkey-agent: key vault: identity signature ") && first.stdout.contains("car-wide handshake budget"),
-                      "the budget follows the device's measured signing time: \(first.stdout)")
+        XCTAssertTrue(first.stderr.contains("carkey-agent: key vault: tpm2: TPM 2.0 at \(tpm.tcti)"), first.stderr)
+        XCTAssertTrue(first.stderr.contains("carkey-agent: key vault: identity signature ") && first.stderr.contains("car-wide handshake budget"),
+                      "the budget follows the device's measured signing time: \(first.stderr)")
         let owner = try harness.enrollOwner()
         XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
         XCTAssertEqual(harness.stop(), 0)
@@ -227,7 +227,7 @@ final class VaultAgentTests: XCTestCase {
         let harness = AgentHarness()
         let config = try pkcs11Config(harness, token, pin: String(decoding: token.pin, as: UTF8.self))
         let first = try harness.start(clockSync: "no", ["--config", config])
-        XCTAssertTrue(first.stdout.contains("carkey-agent: key vault: pkcs11: PKCS#11 module \(SoftHSMToken.modulePath), token \(token.label)"), first.stdout)
+        XCTAssertTrue(first.stderr.contains("carkey-agent: key vault: pkcs11: PKCS#11 module \(SoftHSMToken.modulePath), token \(token.label)"), first.stderr)
         let owner = try harness.enrollOwner()
         XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
         XCTAssertEqual(harness.stop(), 0)
@@ -313,12 +313,12 @@ final class VaultAgentTests: XCTestCase {
 
         // The file vault no longer opens it: the start names the vault.
         let fileStart = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", harness.stateDir, "--clock-sync", "no"])
-        XCTAssertTrue(fileStart.wait(timeoutSeconds: 30) { !fileStart.isRunning }, fileStart.stdout)
+        XCTAssertTrue(fileStart.wait(timeoutSeconds: 30) { !fileStart.isRunning }, fileStart.stderr)
         XCTAssertEqual(fileStart.stop(), 1, fileStart.stderr)
         XCTAssertTrue(fileStart.stderr.contains("sealed by a tpm2 key vault"), fileStart.stderr)
 
         let started = try harness.start(clockSync: "no", ["--config", config])
-        XCTAssertTrue(started.stdout.contains("key vault: tpm2"), started.stdout)
+        XCTAssertTrue(started.stderr.contains("key vault: tpm2"), started.stderr)
         XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok", "the owner unlocks without enrolling again")
         XCTAssertEqual(harness.stop(), 0)
 

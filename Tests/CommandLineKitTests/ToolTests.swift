@@ -108,4 +108,59 @@ final class ToolTests: XCTestCase {
         XCTAssertEqual(usageLine(["keygen", "--version"]),
                        "carkey: unknown option '--version' (see 'carkey keygen --help')")
     }
+
+    /// A renamed option: the old spelling still parses (into the new name), --help shows the
+    /// new name and says the old one is accepted.
+    func testOldSpellingsParseAsTheNewNameAndHelpMentionsThem() throws {
+        let renamed = Tool(name: "t", version: "1", summary: "s", commands: [
+            Command(name: "run", summary: "run",
+                    options: [.value("vehicle", aliases: ["vehicle-id"], placeholder: "ID", help: "The vehicle ID"),
+                              .flag("json", help: "JSON")],
+                    action: { _ in 0 }),
+        ])
+        for arguments in [["run", "--vehicle-id", "A"], ["run", "--vehicle-id=A"], ["run", "--vehicle", "A"]] {
+            guard case .run(_, let invocation) = renamed.resolve(arguments) else { return XCTFail("\(arguments)") }
+            XCTAssertEqual(invocation.arguments.value("vehicle"), "A", "\(arguments)")
+            XCTAssertNil(invocation.arguments.value("vehicle-id"))
+        }
+        guard case .run(_, let both) = renamed.resolve(["run", "--vehicle-id", "A", "--vehicle", "B"]) else { return XCTFail() }
+        XCTAssertEqual(both.arguments.values("vehicle"), ["A", "B"], "one option: the last value wins as for any repeat")
+        guard case .usageError(let missing) = renamed.resolve(["run", "--vehicle-id"]) else { return XCTFail() }
+        XCTAssertEqual(missing, "t: option '--vehicle-id' requires a value (see 't run --help')", "the spelling as typed")
+        guard case .help(let text) = renamed.resolve(["run", "--help"]) else { return XCTFail() }
+        XCTAssertTrue(text.contains("--vehicle <ID>  The vehicle ID (old spelling --vehicle-id still accepted)"), text)
+        XCTAssertFalse(text.contains("--vehicle-id <"), "the old spelling is not listed as an option of its own: \(text)")
+    }
+
+    /// Every --help has an "Exit status" section; status 2 (usage) is always in it.
+    func testEveryHelpHasAnExitStatusSection() {
+        let documented = Tool(name: "t", version: "1", summary: "s", commands: [
+            Command(name: "check", summary: "check", exitStatuses: [ExitStatus(0, "valid"), ExitStatus(1, "invalid"),
+                                                                    ExitStatus(3, "no agent")],
+                    action: { _ in 0 }),
+            Command(name: "plain", summary: "plain", action: { _ in 0 }),
+            Command(name: "group", summary: "group", subcommands: [Command(name: "leaf", summary: "leaf", action: { _ in 0 })]),
+        ])
+        let expected: [[String]: [String]] = [
+            []: ["  0  --help, --version", "  2  usage error", "     otherwise the command's, listed in 't <command> --help'"],
+            ["check"]: ["  0  valid", "  1  invalid", "  2  usage error", "  3  no agent"],
+            ["plain"]: ["  0  done", "  1  failed: the reason in one line on stderr", "  2  usage error"],
+            ["group"]: ["  0  --help", "  2  usage error", "     otherwise the subcommand's, listed in 't group <command> --help'"],
+            ["group", "leaf"]: ["  0  done", "  2  usage error"],
+        ]
+        for (path, lines) in expected {
+            guard case .help(let text) = documented.resolve(path + ["--help"]) else { return XCTFail("\(path)") }
+            let section = text.components(separatedBy: "\nExit status:\n")
+            XCTAssertEqual(section.count, 2, "one Exit status section: \(text)")
+            let rows = section.last?.split(separator: "\n").map(String.init) ?? []
+            var cursor = rows.startIndex
+            for line in lines {
+                guard let found = rows[cursor...].firstIndex(where: { $0.hasPrefix(line) }) else {
+                    XCTFail("\(path): no '\(line)' in order in \(rows)")
+                    break
+                }
+                cursor = found + 1
+            }
+        }
+    }
 }

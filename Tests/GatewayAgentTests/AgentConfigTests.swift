@@ -117,7 +117,7 @@ final class AgentConfigTests: XCTestCase {
     }
 
     private func effective(_ arguments: [String], simulate: Bool) throws -> AgentConfig {
-        let parser = ArgumentParser(options: [.flag("simulate", help: ""), .value("state-dir", help: ""), .value("vehicle-id", help: "")]
+        let parser = ArgumentParser(options: [.flag("simulate", help: ""), .value("state-dir", help: ""), .value("vehicle", aliases: ["vehicle-id"], help: "")]
                                     + ConfigOverrides.optionSpecs)
         return try ConfigOverrides.effectiveConfig(try parser.parse(arguments), simulate: simulate)
     }
@@ -140,6 +140,8 @@ final class AgentConfigTests: XCTestCase {
         XCTAssertEqual(config.logLevel, .debug)
         XCTAssertEqual(config.boardFile, "b.json", "flags are relative to the working directory")
         XCTAssertEqual(config.sourcePath, path)
+        let renamed = try effective(["--config", path, "--vehicle", "NEW-SPELLING"], simulate: false)
+        XCTAssertEqual(renamed.vehicleID?.description, "NEW-SPELLING", "--vehicle, with --vehicle-id its old spelling")
     }
 
     func testModeDefaults() throws {

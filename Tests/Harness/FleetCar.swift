@@ -46,7 +46,7 @@ public final class FleetCar {
     /// The control socket answers (the agent finished starting).
     public var isServing: Bool {
         guard let process, process.isRunning else { return false }
-        return access(controlSocket, F_OK) == 0 && process.stdout.contains("control socket")
+        return access(controlSocket, F_OK) == 0 && process.stderr.contains("control socket")
     }
 
     public var isRunning: Bool { process?.isRunning ?? false }

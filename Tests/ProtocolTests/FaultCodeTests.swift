@@ -36,4 +36,13 @@ final class FaultCodeTests: XCTestCase {
             XCTAssertTrue(doc.contains(row), "docs/protocol.md lacks the row: \(row)")
         }
     }
+
+    /// An untrusted clock is the usual state of a development machine: the advice names the fix
+    /// for a simulated car as well as for a real one.
+    func testClockNotTrustedAdviceNamesNTPAndTheSimulatorFlag() {
+        let advice = FaultCode.clockNotTrusted.remediation
+        XCTAssertTrue(advice.contains("NTP"), advice)
+        XCTAssertTrue(advice.contains("--clock-sync yes"), advice)
+        XCTAssertTrue(advice.contains("remote command"), "remote commands are refused too: \(advice)")
+    }
 }

@@ -83,7 +83,7 @@ start_ns=$(date +%s%N)
 agent_pid=$!
 serving=0
 for _ in $(seq 1 $((limit * 50))); do
-    if grep -q '^carkey-agent: control socket' "$work/agent.out" 2>/dev/null && [[ -S $state/ble.sock ]]; then serving=1; break; fi
+    if grep -q '^carkey-agent: control socket' "$work/agent.err" 2>/dev/null && [[ -S $state/ble.sock ]]; then serving=1; break; fi
     kill -0 "$agent_pid" 2>/dev/null || break
     sleep 0.02
 done

@@ -27,7 +27,7 @@ start_agent() {
     # Each log line gets the wall clock it was written at (the agent's own lines carry none),
     # so a scenario can set it against a phone's clock; $! stays the agent.
     carkey-agent run --config "$LANE_RESULTS/agent.json" --ble "$CAR_ADAPTER" --simulate --state-dir "$STATE" \
-        --vehicle-id "$VEHICLE" --clock-sync yes > >(stamp_lines >>"$AGENT_LOG") 2>&1 &   # --simulate: the console on a pty (logged)
+        --vehicle "$VEHICLE" --clock-sync yes > >(stamp_lines >>"$AGENT_LOG") 2>&1 &   # --simulate: the console on a pty (logged)
     agent_pid=$!
 }
 
@@ -111,7 +111,7 @@ scenario_share_refused_trunk() {
     carkey keygen --out "$PHONES/friend.pem" >"$LANE_RESULTS/friend-keygen.out" 2>&1 || { fail share "keygen"; return; }
     local holder; holder=$(head -1 "$LANE_RESULTS/friend-keygen.out")   # keygen prints the SEC1 public key
     local until; until=$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)
-    run_logged share-make carkey share --owner "$PHONES/owner.pem" --holder "$holder" --vehicle "$VEHICLE" \
+    run_logged share-make carkey share --key "$PHONES/owner.pem" --holder "$holder" --vehicle "$VEHICLE" \
         --permissions unlock-only --not-after "$until" --out "$PHONES/friend.share"
     [[ $rc -eq 0 ]] || { fail share "carkey share: $out $err"; return; }
     phone share-trunk hci4 --key "$PHONES/friend.pem" --car-key "@$STATE/car-identity.pub" --vehicle "$VEHICLE" \
@@ -256,7 +256,7 @@ scenario_bluetoothd_refused() {
     until grep -qx bluetoothd /proc/"$bluetoothd_pid"/comm 2>/dev/null || [[ $(date +%s) -gt $deadline ]]; do sleep 0.1; done
     grep -qx bluetoothd /proc/"$bluetoothd_pid"/comm 2>/dev/null || { fail bluetoothd "bluetoothd did not start: $(cat "$LANE_RESULTS/bluetoothd.log")"; return; }
     run_logged bluetoothd-agent timeout 30 carkey-agent run --ble 0 --simulate --state-dir "$STATE" \
-        --vehicle-id "$VEHICLE" --clock-sync yes --console none
+        --vehicle "$VEHICLE" --clock-sync yes --console none
     kill "$bluetoothd_pid" 2>/dev/null; wait "$bluetoothd_pid" 2>/dev/null
     if [[ $rc -eq 0 || $rc -eq 124 ]]; then fail bluetoothd "the agent ran next to bluetoothd (exit $rc)"; return; fi
     grep -q 'systemctl disable --now bluetooth' <<<"$out$err" || { fail bluetoothd "message without the fix: $out $err"; return; }

@@ -30,27 +30,31 @@ extension Command {
             .value("car-key", placeholder: "HEX|@PEMFILE", help: "The car's identity public key"),
             .value("events", placeholder: "FILE", help: "JSON lines: events (and checkpoints) as published"),
             .value("checkpoints", placeholder: "FILE", help: "JSON lines: checkpoints from vehicles/{id}/audit"),
-            .value("url", placeholder: "mqtt://HOST:PORT", help: "Subscribe to the broker instead of reading a file"),
-            .value("vehicle", placeholder: "ID", help: "Vehicle ID (required with --url; checkpoints must name it)"),
-            .value("seconds", placeholder: "N", help: "How long to listen with --url (default 30)"),
+            .value("mqtt", aliases: ["url"], placeholder: "mqtt://HOST:PORT", help: "Subscribe to the broker instead of reading a file"),
+            .value("vehicle", placeholder: "ID", help: "Vehicle ID (required with --mqtt; checkpoints must name it)"),
+            .value("seconds", placeholder: "N", help: "How long to listen with --mqtt (default 30)"),
             .flag("json", help: "Print the report as one JSON object"),
+        ],
+        exitStatuses: [
+            ExitStatus(0, "intact: every event covered by a valid checkpoint or not yet covered"),
+            ExitStatus(1, "a finding (deleted, reordered, altered, forged-checkpoint), or the broker could not be read"),
         ],
         action: { invocation in
             let arguments = invocation.arguments
             let key = try HexArguments.publicKey(try arguments.require("car-key"), option: "car-key")
             let vehicle = arguments.value("vehicle")
             var verifier = AuditVerifier(carKey: key, vehicle: vehicle)
-            switch (arguments.value("events"), arguments.value("url")) {
+            switch (arguments.value("events"), arguments.value("mqtt")) {
             case (let path?, nil):
                 for line in try AuditInput.lines(path, option: "events") { verifier.add(line) }
             case (nil, let url?):
-                guard let vehicle else { throw UsageError("'--url' needs '--vehicle'") }
+                guard let vehicle else { throw UsageError("'--mqtt' needs '--vehicle'") }
                 let seconds = try AuditInput.seconds(arguments.value("seconds"))
                 for payload in try AuditInput.listen(url: url, topics: CloudTopics(vehicleID: vehicle), seconds: seconds) {
                     verifier.add(payload)
                 }
             default:
-                throw UsageError("give exactly one of '--events FILE' or '--url mqtt://HOST:PORT'")
+                throw UsageError("give exactly one of '--events FILE' or '--mqtt mqtt://HOST:PORT'")
             }
             if let path = arguments.value("checkpoints") {
                 for line in try AuditInput.lines(path, option: "checkpoints") { verifier.add(line) }
@@ -91,7 +95,7 @@ enum AuditInput {
         do {
             endpoint = try MQTTEndpoint(url: url)
         } catch {
-            throw UsageError("'--url': \(error)")
+            throw UsageError("'--mqtt': \(error)")
         }
         let transport = try MosquittoTransport(options: MQTTConnectOptions(
             endpoint: endpoint, clientID: "carkey-audit-\(getpid())", sessionExpirySeconds: 0))

@@ -32,6 +32,10 @@ extension Command {
             {"id":UUID,"type":"command","body":HEX}; with --json also the decoded fields.
             """,
         options: signOptions + [.flag("json", help: "Print a JSON object with the fields and the envelope")],
+        exitStatuses: [
+            ExitStatus(0, "signed; the envelope printed"),
+            ExitStatus(1, "not signed: the reason on stderr"),
+        ],
         action: { invocation in
             let (command, envelope) = try RemoteCommandArguments.sign(invocation.arguments)
             if invocation.arguments.flag("json") {
@@ -51,31 +55,41 @@ extension Command {
             for the answer on vehicles/{id}/results and prints it; exit 0 only when it is ok.
             """,
         options: signOptions + [
-            .value("url", placeholder: "mqtt://HOST:PORT", help: "The broker"),
+            .value("mqtt", aliases: ["url"], placeholder: "mqtt://HOST:PORT", help: "The broker"),
             .flag("wait-result", help: "Wait for the car's result and print it"),
             .value("timeout", placeholder: "SECONDS", help: "How long --wait-result waits (default 10)"),
+            .flag("json", help: "Print one JSON object: command (its UUID), sent, result (the car's result object, or null), timedOut"),
+        ],
+        exitStatuses: [
+            ExitStatus(0, "published (with --wait-result: the car answered ok)"),
+            ExitStatus(1, "refused by the car, no answer within --timeout, or the broker unreachable"),
         ],
         action: { invocation in
             let arguments = invocation.arguments
             let (command, envelope) = try RemoteCommandArguments.sign(arguments)
             let endpoint: MQTTEndpoint
-            do { endpoint = try MQTTEndpoint(url: try arguments.require("url")) } catch let error as UsageError { throw error } catch {
-                throw UsageError("'--url' is not a broker URL: \(error)")
+            do { endpoint = try MQTTEndpoint(url: try arguments.require("mqtt")) } catch let error as UsageError { throw error } catch {
+                throw UsageError("'--mqtt' is not a broker URL: \(error)")
             }
             let topics = CloudTopics(vehicleID: command.vehicleID.description)
             let timeout = try arguments.integer("timeout") ?? 10
             let answer = try RemoteCommandSender(endpoint: endpoint).send(envelope: envelope, topic: topics.remoteCommands,
                                                                           resultsTopic: arguments.flag("wait-result") ? topics.results : nil,
                                                                           commandID: command.uuidString, timeoutSeconds: timeout)
+            let json = arguments.flag("json")
+            func report(_ result: JSONValue, timedOut: Bool) {
+                print(JSONValue.object([("command", .string(command.uuidString)), ("sent", .bool(true)), ("result", result),
+                                        ("timedOut", .bool(timedOut))]).serialized)
+            }
             guard arguments.flag("wait-result") else {
-                print("sent \(command.uuidString)")
+                if json { report(.null, timedOut: false) } else { print("sent \(command.uuidString)") }
                 return 0
             }
             guard let answer else {
-                print("no result within \(timeout) s")
+                if json { report(.null, timedOut: true) } else { print("no result within \(timeout) s") }
                 return 1
             }
-            print(answer)
+            if json { report(.raw(answer), timedOut: false) } else { print(answer) }
             return RemoteCommandSender.resultField(answer, "result") == "ok" ? 0 : 1
         }
     )

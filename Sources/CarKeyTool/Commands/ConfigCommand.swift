@@ -35,6 +35,10 @@ extension Command {
             .flag("json", help: "Print the result as one JSON object"),
             .flag("envelope", help: "Print the MQTT envelope {\"id\",\"type\":\"config\",\"body\"} instead"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "signed and written"),
+            ExitStatus(1, "not written (an existing --out without --force, I/O): the reason on stderr"),
+        ],
         action: { invocation in
             let arguments = invocation.arguments
             let key = try OwnerKeyFile.load(try arguments.require("key"))

@@ -30,6 +30,10 @@ extension Command {
             .value("encoding", placeholder: "der|raw|auto", help: "Signature encoding (default auto: 64 bytes is raw)"),
             .flag("batch", help: "Read JSON lines from stdin"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "valid (--batch: every line valid)"),
+            ExitStatus(1, "invalid (--batch: any line invalid or unreadable, or no line)"),
+        ],
         action: { invocation in
             let arguments = invocation.arguments
             if arguments.flag("batch") {

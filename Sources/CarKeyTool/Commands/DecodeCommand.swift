@@ -16,6 +16,11 @@ extension Command {
             whether the bytes are a well-formed message, not whether the car accepts it.
             """,
         arguments: [Positional("hex", arity: .oneOrMore, help: "The message bytes in hex")],
+        exitStatuses: [
+            ExitStatus(0, "decoded"),
+            ExitStatus(1, "not a valid message: the failing field on stderr"),
+            ExitStatus(2, "usage error, hex that is not hex included: one line on stderr"),
+        ],
         action: { invocation in
             let text = invocation.arguments.arguments("hex").joined()
             switch MessageDecoder.parseHex(text) {

@@ -12,6 +12,11 @@ extension Command {
         options: [
             .value("out", short: "o", placeholder: "FILE", help: "Where to write the private key"),
             .flag("force", help: "Replace an existing file"),
+            .flag("json", help: "Print one JSON object: publicKey (SEC1 hex), keyID, out"),
+        ],
+        exitStatuses: [
+            ExitStatus(0, "written; the public key printed"),
+            ExitStatus(1, "not written (an existing --out without --force, I/O): the reason on stderr"),
         ],
         action: { invocation in
             let path = try invocation.arguments.require("out")
@@ -21,9 +26,14 @@ extension Command {
                 try Files.writeAtomically(Bytes(pem.utf8), to: path, mode: 0o600,
                                           exclusive: !invocation.arguments.flag("force"))
             } catch let error as Errno {
-                throw ToolFailure("cannot write \(path): \(error)")
+                throw OutputFile.failure(path, error)
             }
-            print(key.publicKey.sec1.hexString)
+            if invocation.arguments.flag("json") {
+                print(JSONValue.object([("publicKey", .string(key.publicKey.sec1.hexString)),
+                                        ("keyID", .string(KeyID(publicKey: key.publicKey).description)), ("out", .string(path))]).serialized)
+            } else {
+                print(key.publicKey.sec1.hexString)
+            }
             return 0
         }
     )

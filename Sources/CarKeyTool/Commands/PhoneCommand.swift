@@ -21,6 +21,10 @@ extension Command {
             pair`). On success prints 'enrolled' and saves the car's proven identity key and
             vehicle ID beside the phone key as KEYFILE.car (mode 0600); later commands pin
             them without --car-key and --vehicle. --vehicle and --car-key, if given, must match.
+            KEYFILE.car holds one pin per vehicle ID: enrolling the same key with another car
+            adds that car and keeps the others. With several pinned, the car's Challenge says
+            which one answers (its signature must verify under that car's pin); --vehicle picks
+            one, and a --ble --scan needs it.
 
             unlock, lock, trunk, status, user-verified: runs the handshake with the reference
             phone state machine, sends the command and prints the result: `ok` or
@@ -45,9 +49,6 @@ extension Command {
             command-before-session (R2), auth-before-hello (A1), stale-timestamp (the
             timestamp an hour behind: A5 on a car with trusted time), double-command (a
             second Command before the first Response: S6), expired-command (S9).
-
-            Exit 0 only for an ok result; 1 for a fault, a refusal or a link failure (every
-            wait is bounded by --timeout); 2 for usage errors.
             """,
         options: [
             .value("key", placeholder: "FILE", help: "The phone's private key (PKCS#8 PEM, from carkey keygen)"),
@@ -63,8 +64,13 @@ extension Command {
             .value("uwb-wait", placeholder: "MS", help: "--uwb: how long to range before the command (default 400)"),
             .value("misbehave", placeholder: "MODE", help: "Testing aid: break one protocol rule on purpose (modes below)"),
             .value("misbehave-delay", placeholder: "MS", help: "--misbehave late-auth: how late to answer the Challenge (default 10500)"),
+            .flag("json", help: "Print one JSON object: result, fault, command, vehicle, vehicleState, key, carTime, times (docs/cli.md)"),
         ] + PhoneTransport.optionSpecs,
         arguments: [Positional("command", help: PhoneOptions.actionNamesForHelp)],
+        exitStatuses: [
+            ExitStatus(0, "the car answered ok (enroll: enrolled and pinned)"),
+            ExitStatus(1, "a fault from the car, a refusal by the phone, or a link failure (every wait bounded by --timeout)"),
+        ],
         action: { invocation in
             let options = try PhoneOptions(invocation.arguments)
             switch options.action {
@@ -74,7 +80,7 @@ extension Command {
                 if let mode = options.misbehaviour {
                     return try PhoneMisbehaviour(options: options, mode: mode, delayMillis: options.misbehaveDelayMillis).run()
                 }
-                return PhoneReport.print(try PhoneExchange(options: options).run(), command: command)
+                return PhoneReport.print(try PhoneExchange(options: options).run(), command: command, json: options.json)
             }
         }
     )

@@ -32,6 +32,10 @@ extension Command {
             .value("vehicle", placeholder: "ID", help: "The car you mean to authorise (checked against the challenge)"),
             .flag("json", help: "Print a JSON object with the challenge's fields and the answer"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "signed; the answer printed"),
+            ExitStatus(1, "not signed: not a service challenge, or from another vehicle than --vehicle"),
+        ],
         action: { invocation in
             let arguments = invocation.arguments
             let key = try OwnerKeyFile.load(try arguments.require("key"))

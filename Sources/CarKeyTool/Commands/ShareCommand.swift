@@ -16,11 +16,11 @@ extension Command {
             The holder presents the certificate in its Hello; the car checks it offline and then
             remembers the key. Times are ISO 8601 in UTC (YYYY-MM-DDTHH:MM:SSZ) or with an
             offset (+hh:mm). Without --not-before the share is valid at once. Prints
-            'serial HEX', 'holder-key-id HEX' and 'certificate HEX'. The serial is what
-            `carkey revoke --serial` takes.
+            'serial HEX', 'holder-key-id HEX' and 'certificate HEX', or one JSON object with
+            --json. The serial is what `carkey revoke --serial` takes.
             """,
         options: [
-            .value("owner", placeholder: "KEYFILE", help: "The owner's private key (PKCS#8 PEM, as `carkey keygen` writes)"),
+            .value("key", aliases: ["owner"], placeholder: "KEYFILE", help: "The owner's private key that signs (PKCS#8 PEM, as `carkey keygen` writes)"),
             .value("holder", placeholder: "PUBHEX|@PEMFILE", help: "The holder phone's public key (65 bytes SEC1 hex)"),
             .value("vehicle", placeholder: "ID", help: "The car's vehicle ID (1 to 32 printable ASCII characters)"),
             .value("permissions", placeholder: "LEVEL", help: "full, unlock-only, trunk-only or lock-only"),
@@ -28,10 +28,15 @@ extension Command {
             .value("not-before", placeholder: "ISO8601", help: "Start of validity (default: none)"),
             .value("out", short: "o", placeholder: "FILE", help: "Where to write the certificate (binary)"),
             .flag("force", help: "Replace an existing file"),
+            .flag("json", help: "Print one JSON object: serial, holderKeyID, vehicle, permissions, notBefore, notAfter, certificate, out"),
+        ],
+        exitStatuses: [
+            ExitStatus(0, "signed and written"),
+            ExitStatus(1, "not written (an existing --out without --force, I/O): the reason on stderr"),
         ],
         action: { invocation in
             let arguments = invocation.arguments
-            let owner = try OwnerKeyFile.load(try arguments.require("owner"))
+            let owner = try OwnerKeyFile.load(try arguments.require("key"))
             let holder: P256PublicKey
             do {
                 holder = try HexArguments.publicKey(try arguments.require("holder"), option: "holder")
@@ -58,6 +63,16 @@ extension Command {
                 throw ToolFailure("cannot sign the certificate: \(error)")
             }
             try KeyToolArguments.write(certificate.encoded(), to: path, force: arguments.flag("force"))
+            if arguments.flag("json") {
+                print(JSONValue.object([
+                    ("serial", .string(certificate.serial.description)), ("holderKeyID", .string(certificate.holderKeyID.description)),
+                    ("vehicle", .string(vehicleID.description)), ("permissions", .string(levelName)),
+                    ("notBefore", notBefore == 0 ? .null : .string(ISO8601.format(Int64(notBefore)))),
+                    ("notAfter", .string(ISO8601.format(Int64(notAfter)))),
+                    ("certificate", .string(certificate.encoded().hexString)), ("out", .string(path)),
+                ]).serialized)
+                return 0
+            }
             print("serial \(certificate.serial)")
             print("holder-key-id \(certificate.holderKeyID)")
             print("certificate \(certificate.encoded().hexString)")
@@ -66,17 +81,17 @@ extension Command {
     )
 }
 
-/// The owner's key file for `share` and `revoke`.
+/// The signing key file (--key) for `share`, `revoke`, `config sign`, `command` and `service sign`.
 enum OwnerKeyFile {
     static func load(_ path: String) throws -> P256PrivateKey {
         let pem: String
         do {
             pem = String(decoding: try Files.read(path, limit: 64 * 1024), as: UTF8.self)
         } catch {
-            throw UsageError("cannot read '\(path)' for '--owner': \(error)")
+            throw UsageError("cannot read '\(path)' for '--key': \(error)")
         }
         guard let key = try? P256PrivateKey(pemRepresentation: pem) else {
-            throw UsageError("'\(path)' for '--owner' holds no unencrypted PEM P-256 private key")
+            throw UsageError("'\(path)' for '--key' holds no unencrypted PEM P-256 private key")
         }
         return key
     }
@@ -118,7 +133,7 @@ enum KeyToolArguments {
         do {
             try Files.writeAtomically(bytes, to: path, mode: 0o644, exclusive: !force)
         } catch let error as Errno {
-            throw ToolFailure("cannot write \(path): \(error)")
+            throw OutputFile.failure(path, error)
         }
     }
 }

@@ -1,6 +1,7 @@
 // What `carkey phone enroll` does with the outcome: pin the proven car (KEYFILE.car) and say
 // so, or print the refusal like any other fault.
 import CommandLineKit
+import Drivers
 import Protocol
 
 enum PhoneEnrollment {
@@ -17,29 +18,49 @@ enum PhoneEnrollment {
             if case .received(let key) = grant { advertisingKey = key }
             let car = PairedCar(identityKey: paired.carIdentityKey, vehicleID: paired.vehicleID, advertisingKey: advertisingKey)
             let path = PairedCar.path(forKey: options.keyPath)
+            // One pin per vehicle ID: another car's pin stays, so the key keeps working there.
+            var pins = options.existingPins
+            let change = pins.pin(car)
             do {
-                try car.write(to: path)
+                try pins.write(to: path)
             } catch {
                 throw PhoneExchangeFailure(description: "enrolled, but cannot save \(path): \(error)")
+            }
+            if case .replacedIdentity(let previous) = change {
+                writeStderr("carkey phone: vehicle \(paired.vehicleID) was pinned to car key id \(KeyID(publicKey: previous)); "
+                            + "this car proved the pairing code, so its identity replaces that pin\n")
+            }
+            let grantWord: String
+            switch grant {
+            case .received: grantWord = "received"
+            case .notSent: grantWord = "none"
+            case .refused(let error):
+                grantWord = "refused"
+                writeStderr("carkey phone: enrolled, but the advertising key grant was refused: \(error)\n")
+            }
+            if options.json {
+                print(JSONValue.object([
+                    ("result", .string("enrolled")), ("vehicle", .string(paired.vehicleID.description)),
+                    ("carKeyID", .string(KeyID(publicKey: paired.carIdentityKey).description)), ("advertisingKey", .string(grantWord)),
+                    ("saved", .string(path)), ("pinnedVehicles", .array(pins.cars.map { .string($0.vehicleID.description) })),
+                ]).serialized)
+                return 0
             }
             print("enrolled")
             print("vehicle: \(paired.vehicleID)")
             print("car key id: \(KeyID(publicKey: paired.carIdentityKey))")
-            switch grant {
-            case .received: print("advertising key: received")
-            case .notSent: print("advertising key: none (this car does not send one)")
-            case .refused(let error):
-                print("advertising key: refused")
-                writeStderr("carkey phone: enrolled, but the advertising key grant was refused: \(error)\n")
-            }
+            print("advertising key: " + (grantWord == "none" ? "none (this car does not send one)" : grantWord))
             print("saved: \(path)")
+            if pins.cars.count > 1 { print("pinned cars: \(pins.vehicleList)") }
             return 0
         case .refused(let code):
-            print(PhoneReport.faultLine(code))
+            print(options.json ? JSONValue.object([("result", .string("fault")), ("fault", PhoneReport.faultJSON(code)),
+                                                   ("command", .string("enroll"))]).serialized
+                               : PhoneReport.faultLine(code))
             if let fault = FaultCode(rawValue: code) { writeStderr("carkey phone: \(fault.remediation)\n") }
             return 1
         case .refusedByPhone(let error):
-            if case .wrongVehicle = error { print(PhoneReport.faultLine(FaultCode.wrongVehicle.rawValue)) } else { print("refused: \(error)") }
+            print(options.json ? PhoneReport.refusedJSON(error) : PhoneReport.refusedLine(error))
             writeStderr("carkey phone: refused by the phone, nothing pinned: \(error)\n")
             return 1
         }

@@ -8,16 +8,24 @@ import Drivers
 import Protocol
 
 enum PhoneOutcome {
-    /// The car answered the command (result ok or a fault inside the session).
-    case response(ResponseBody, session: SessionAcceptedBody, handshakeMillis: Double, commandMillis: Double)
+    /// The car answered the command (result ok or a fault inside the session); `car` is the pin
+    /// the car proved it holds.
+    case response(ResponseBody, session: SessionAcceptedBody, car: PairedCar, handshakeMillis: Double, commandMillis: Double)
     /// A cleartext Fault before the session: the handshake is over. Unauthenticated advice.
     case faultBeforeSession(FaultMessage)
-    /// The phone refused the car's Challenge and signed nothing.
-    case refusedByPhone(PhoneError)
+    /// The phone refused the car's Challenge and signed nothing; `pinned` is what it expected.
+    case refusedByPhone(PhoneError, pinned: [PairedCar])
 }
 
 struct PhoneExchangeFailure: Error, CustomStringConvertible {
     let description: String
+}
+
+/// One ephemeral key for a whole visit (still fresh per visit): the Hello does not depend on the
+/// pinned car, so a session for another pin can answer the Challenge that came for this Hello.
+private struct VisitEphemeralKey: EphemeralKeySource {
+    let key: P256PrivateKey
+    func makeEphemeralKey() throws -> P256PrivateKey { key }
 }
 
 struct PhoneExchange {
@@ -25,17 +33,23 @@ struct PhoneExchange {
     let clock: any MonotonicClock = SystemClock()
 
     func run() throws -> PhoneOutcome {
-        guard let car = options.car, case .command(let command, let args) = options.action else {
+        guard var car = options.cars.first, case .command(let command, let args) = options.action else {
             throw PhoneExchangeFailure(description: "no car to pin and no command to send")
         }
-        var configuration = PhoneConfiguration(longTermKey: options.key, carIdentityKey: car.identityKey, vehicleID: car.vehicleID)
-        configuration.signatureEncoding = options.encoding
-        configuration.shareCertificate = options.shareCertificate
-        var phone = PhoneProtocolSession(configuration: configuration)
+        let ephemeral = VisitEphemeralKey(key: try attempt { try SystemEphemeralKeySource().makeEphemeralKey() })
+        func phoneSession(pinning car: PairedCar) -> PhoneProtocolSession {
+            var configuration = PhoneConfiguration(longTermKey: options.key, carIdentityKey: car.identityKey, vehicleID: car.vehicleID)
+            configuration.signatureEncoding = options.encoding
+            configuration.shareCertificate = options.shareCertificate
+            configuration.ephemeralKeys = ephemeral
+            return PhoneProtocolSession(configuration: configuration)
+        }
+        var phone = phoneSession(pinning: car)
         let link = try attempt { try options.transport.connect(options: options) }
 
         let handshakeStart = Self.preciseMillis()
-        try attempt { try link.send(try phone.start()) }
+        let hello = try attempt { try phone.start() }
+        try attempt { try link.send(hello) }
         var session: SessionAcceptedBody?
         while session == nil {
             let bytes = try attempt { try link.receive() }
@@ -43,9 +57,21 @@ struct PhoneExchange {
             do throws(PhoneError) {
                 event = try phone.receive(bytes, now: now())
             } catch {
-                switch error {
-                case .wrongVehicle, .carSignatureInvalid, .invalidCarEphemeralKey: return .refusedByPhone(error)
-                default: throw PhoneExchangeFailure(description: "the car sent something the phone refuses: \(error)")
+                // With several cars pinned (no --vehicle), the Challenge names the car: answer it
+                // with that car's pin, whose identity key its signature must then verify under.
+                if case .wrongVehicle(let named) = error, let other = options.cars.first(where: { $0.vehicleID.string == named }) {
+                    car = other
+                    phone = phoneSession(pinning: other)
+                    guard try attempt({ try phone.start() }) == hello else {
+                        throw PhoneExchangeFailure(description: "the Hello changed with the pinned car")
+                    }
+                    event = try attempt { try phone.receive(bytes, now: now()) }
+                } else {
+                    switch error {
+                    case .wrongVehicle: return .refusedByPhone(error, pinned: options.cars)
+                    case .carSignatureInvalid, .invalidCarEphemeralKey: return .refusedByPhone(error, pinned: [car])
+                    default: throw PhoneExchangeFailure(description: "the car sent something the phone refuses: \(error)")
+                    }
                 }
             }
             switch event {
@@ -65,7 +91,7 @@ struct PhoneExchange {
             try attempt { try link.send(try phone.rangingSetupCommand(setup, now: now())) }
             let answer = try awaitResponse(link, &phone)
             guard answer.result == 0 else {
-                return .response(answer, session: session!, handshakeMillis: handshakeMillis,
+                return .response(answer, session: session!, car: car, handshakeMillis: handshakeMillis,
                                  commandMillis: Self.preciseMillis() - setupStart)
             }
             writeStderr("carkey phone: uwb: ranging session \(String(setup.sessionID, radix: 16)) set up, ranging for \(uwb.waitMillis) ms\n")
@@ -75,7 +101,7 @@ struct PhoneExchange {
         let commandStart = Self.preciseMillis()
         try attempt { try link.send(try phone.command(command, args: args, now: now())) }
         let body = try awaitResponse(link, &phone)
-        return .response(body, session: session!, handshakeMillis: handshakeMillis, commandMillis: Self.preciseMillis() - commandStart)
+        return .response(body, session: session!, car: car, handshakeMillis: handshakeMillis, commandMillis: Self.preciseMillis() - commandStart)
     }
 
     /// The next Response in the session (other events are not expected here).

@@ -23,14 +23,20 @@ struct PhoneOptions {
     /// How to reach the car: the simulated link's socket, or Bluetooth LE.
     let transport: PhoneTransport
     let action: Action
-    /// The car to pin for a command: --car-key/--vehicle, else KEYFILE.car. Nil for enroll.
-    let car: PairedCar?
+    /// The cars a command may pin: --car-key/--vehicle, else KEYFILE.car's pins (several only
+    /// when the file pins several cars and no flag picks one). Empty for enroll.
+    let cars: [PairedCar]
+    /// enroll: the pins already in KEYFILE.car, read before anything is sent (a malformed file
+    /// stops the visit before the car spends its pairing code).
+    let existingPins: PairedCars
     /// enroll: the car must present this vehicle ID / identity key (when given).
     let expectedVehicleID: VehicleID?
     let expectedCarKey: P256PublicKey?
     let shareCertificate: Bytes
     let encoding: SignatureEncoding
     let timeoutMillis: UInt64
+    /// --json: one JSON object on stdout instead of the lines.
+    let json: Bool
     /// --ble --scan: how long to look for the car.
     let scanTimeoutMillis: UInt64
     /// --uwb: ranging set up before the command (round interval, time to range first).
@@ -63,11 +69,15 @@ struct PhoneOptions {
             for option in ["share", "object"] where arguments.value(option) != nil {
                 throw UsageError("'--\(option)' does not go with enroll")
             }
-            car = nil
+            cars = []
+            existingPins = try PairedCars.read(PairedCar.path(forKey: keyPath))
             expectedVehicleID = vehicle
             expectedCarKey = carKey
         } else {
-            car = try PairedCar.resolve(carKey: carKey, vehicleID: vehicle, keyPath: keyPath)
+            var scanning = false
+            if case .ble(_, .scan) = transport { scanning = true }
+            cars = try PairedCars.resolve(carKey: carKey, vehicleID: vehicle, keyPath: keyPath, scanning: scanning)
+            existingPins = PairedCars()
             expectedVehicleID = nil
             expectedCarKey = nil
         }
@@ -78,6 +88,7 @@ struct PhoneOptions {
             throw UsageError.invalidValue(encodingName, for: "--encoding", expected: "der or raw")
         }
         self.encoding = encoding
+        json = arguments.flag("json")
 
         let seconds = try arguments.integer("timeout") ?? 5
         guard (1...300).contains(seconds) else {

@@ -18,8 +18,9 @@ extension PhoneTransport {
                 // A car's identity address is public on the boards we ship; --car is for labs.
                 car = (address, .lePublic)
             case .scan:
-                // Enrollment has no key yet: the first car advertising the key service.
-                let key = options.car?.advertisingKey
+                // Enrollment has no key yet: the first car advertising the key service. A scan
+                // pins one car (PairedCars.resolve asks for --vehicle when the file pins several).
+                let key = options.cars.first?.advertisingKey
                 let found = try BLEPhoneLink.scan(index: index, timeoutMillis: options.scanTimeoutMillis, advertisingKey: key)
                 note("found \(found.address) (\(found.addressType)) after \(found.foundAfterMillis) ms"
                      + (found.identified ? ", rotating identifier resolved with the car's key" : ", by the key service UUID")

@@ -29,6 +29,10 @@ extension Command {
             ToolVault.option,
             .value("out", placeholder: "FILE", help: "Where to write the backup (outside DIR)"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "written and checked"),
+            ExitStatus(1, "nothing written: the reason on stderr"),
+        ],
         action: { invocation in
             let directory = try StateDirectoryArgument.path(invocation.arguments)
             let output = try invocation.arguments.require("out")

@@ -5,6 +5,10 @@ extension Command {
     static let demo = Command(
         name: "demo",
         summary: "Describe the gateway and run the crypto self-test",
+        exitStatuses: [
+            ExitStatus(0, "every self-test check passed"),
+            ExitStatus(1, "a self-test check failed"),
+        ],
         action: { _ in
             print("""
                 OpenCarKey Gateway: the car side of a phone-as-car-key system.
@@ -12,9 +16,10 @@ extension Command {
                 Bluetooth LE; UWB ranging (DW3000) checks that it is really near the car;
                 lock actuators are driven through GPIO; events go to the cloud over MQTT
                 and the car keeps working offline.
-                Status: protocol, keys, GPIO actuation, serial console and cloud link run
-                against simulated hardware (`make run` plays them through); the BLE radio
-                and UWB ranging are not built yet.
+                Status: protocol, keys, GPIO actuation, serial console, cloud link, the
+                Bluetooth LE link (BlueZ) and UWB ranging (DW3000) are built; they run
+                against simulated hardware and, for BLE and GPIO, the real kernel stacks in
+                a VM (`make run` plays them through). None of it has run on a real board yet.
                 """)
             print("")
             let results = runCryptoSelfTest()

@@ -21,6 +21,10 @@ extension Command {
             .value("limit", placeholder: "N", help: "At most N events (default 1000)"),
             .flag("json", help: "Print one JSON object: {\"events\":[...]}"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "printed"),
+            ExitStatus(1, "no store in DIR, or it cannot be opened: the reason on stderr"),
+        ],
         action: { invocation in
             let arguments = invocation.arguments
             let directory = try StateDirectoryArgument.path(arguments)

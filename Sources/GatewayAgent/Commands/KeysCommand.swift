@@ -22,6 +22,10 @@ extension Command {
             ToolVault.option,
             .flag("json", help: "Print one JSON object: keys, revocations, notUsed"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "printed"),
+            ExitStatus(1, "no store in DIR, or it cannot be opened: the reason on stderr"),
+        ],
         action: { invocation in
             let directory = try StateDirectoryArgument.path(invocation.arguments)
             let store = try StateDirectoryArgument.openStore(directory, invocation.arguments)

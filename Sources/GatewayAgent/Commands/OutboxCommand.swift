@@ -12,12 +12,16 @@ extension Command {
         summary: "Show the cloud outbox: depth, oldest age, refusals, last error",
         discussion: "Reads the store directly, so it works while the agent runs.",
         options: [
-            .value("state-dir", placeholder: "DIR", help: "State directory of the agent"),
+            StateDirectoryArgument.option,
             ToolVault.option,
-            .flag("json", help: "Machine-readable output"),
+            .flag("json", help: "Print one JSON object: depth, bytes, oldestAgeMillis, refused, lastError"),
+        ],
+        exitStatuses: [
+            ExitStatus(0, "printed"),
+            ExitStatus(1, "no store in DIR, or it cannot be opened: the reason on stderr"),
         ],
         action: { invocation in
-            let directory = try invocation.arguments.require("state-dir")
+            let directory = try StateDirectoryArgument.path(invocation.arguments)
             // An inspection must not create a store where there was none.
             guard access(StateDirectory(path: directory).databasePath, F_OK) == 0 else {
                 throw CommandFailure("no agent state in \(directory) (no carkey.db)")

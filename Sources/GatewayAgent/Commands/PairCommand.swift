@@ -19,6 +19,10 @@ extension Command {
             StateDirectoryArgument.option,
             .flag("json", help: "Print {\"code\":...,\"expiresInSeconds\":...}"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "the window is open; the code printed"),
+            ExitStatus(1, "no agent runs for DIR, or it refused (a full keychain): the reason on stderr"),
+        ],
         action: { invocation in
             let directory = try StateDirectoryArgument.path(invocation.arguments)
             let response: ControlResponse

@@ -33,6 +33,10 @@ extension Command {
             ToolVault.option,
             .value("from", placeholder: "FILE", help: "The backup to restore"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "restored; the old store kept aside"),
+            ExitStatus(1, "nothing restored (an agent runs, a backup of another car, a damaged file): the reason on stderr"),
+        ],
         action: { invocation in
             let directory = try StateDirectoryArgument.path(invocation.arguments)
             let backup = try invocation.arguments.require("from")

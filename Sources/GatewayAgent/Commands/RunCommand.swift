@@ -46,17 +46,24 @@ extension Command {
             refuses exactly as without the flag: the report only watches. docs/phone-app.md.
 
             Stops cleanly on SIGINT or SIGTERM (the socket is removed). Logs one line per event
-            on stderr; no keys, session keys or signatures are ever logged.
+            on stderr, start-up report included (the console's pty path, and "control socket
+            PATH" once phones are served), so `2>agent.log` keeps it all; stdout is only the
+            console's, with --console stdio. No keys, session keys or signatures are ever logged.
             """,
         options: [
             .flag("simulate", help: "Simulated GPIO chip and a pty console (phones use the Unix socket unless --ble)"),
             .flag("simulate-uwb", help: "With --simulate: a simulated DW3000 UWB module and phone radio (move the phone with `sim uwb`)"),
             .value("state-dir", placeholder: "DIR", help: "State directory (store, identity key, socket)"),
-            .value("vehicle-id", placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
+            .value("vehicle", aliases: ["vehicle-id"], placeholder: "ID", help: "Vehicle ID, 1-32 printable ASCII (default \(RunOptions.defaultSimulatedVehicleID))"),
             .value("socket", placeholder: "PATH", help: "Socket path (default DIR/\(RunOptions.socketFileName))"),
             .flag("conformance", help: "Report each phone's deviations from docs/protocol.md, rule by rule (the car refuses as always)"),
         ] + CloudOptions.optionSpecs + ConfigOverrides.optionSpecs + KeysRunOptions.optionSpecs
             + StoreSettings.optionSpecs + AuditSettings.optionSpecs + LinkSettings.optionSpecs,
+        exitStatuses: [
+            ExitStatus(0, "stopped cleanly on SIGINT or SIGTERM"),
+            ExitStatus(1, "could not start (self-test, store, GPIO, sockets) or stopped on an error: the reason on stderr"),
+            ExitStatus(AgentVault.doNotRetryStatus, "the key vault refused access (a locked token, a wrong PIN): a supervisor must not restart it (RestartPreventExitStatus=78)"),
+        ],
         action: { invocation in
             // An OTA configuration apply a crash interrupted: last-good back before it is read.
             let recovered = try ConfigRecovery.recoverIfInterrupted(configPath: invocation.arguments.value("config") ?? AgentConfig.defaultPath)

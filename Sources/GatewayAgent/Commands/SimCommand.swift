@@ -17,6 +17,10 @@ extension Command {
             """,
         options: [StateDirectoryArgument.option],
         arguments: [Positional("words", arity: .oneOrMore, help: "what to simulate, e.g. door open (see the console's help)")],
+        exitStatuses: [
+            ExitStatus(0, "done; the agent's answer printed"),
+            ExitStatus(1, "no agent runs for DIR, or it refused (no --simulate, bad words): the reason on stderr"),
+        ],
         action: { invocation in
             let directory = try StateDirectoryArgument.path(invocation.arguments)
             let words = invocation.arguments.arguments("words")

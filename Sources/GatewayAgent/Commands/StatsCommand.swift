@@ -19,6 +19,10 @@ extension Command {
             StateDirectoryArgument.option,
             .flag("json", help: "Print one JSON object, names in camelCase (uptimeMs, walSyncs, ...)"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "printed"),
+            ExitStatus(1, "no agent runs for DIR, or it did not send its counters: the reason on stderr"),
+        ],
         action: { invocation in
             let directory = try StateDirectoryArgument.path(invocation.arguments)
             let response: ControlResponse

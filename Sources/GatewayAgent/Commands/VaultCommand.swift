@@ -39,6 +39,10 @@ extension Command {
             .value("state-dir", placeholder: "DIR", help: "State directory (default: the config's stateDirectory)"),
             .value("backup", placeholder: "FILE", help: "Where to write the backup taken first (default DIR.before-vault.db)"),
         ],
+        exitStatuses: [
+            ExitStatus(0, "migrated (or already sealed by that vault)"),
+            ExitStatus(1, "refused or failed (an agent runs, the vault cannot be opened): the store as it was, the reason on stderr"),
+        ],
         action: { invocation in
             let arguments = invocation.arguments
             let target = try arguments.require("to")

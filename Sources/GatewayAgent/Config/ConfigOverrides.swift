@@ -11,7 +11,7 @@ import Protocol
 enum ConfigOverrides {
     static let defaultSimulatedVehicleID = "OCK-SIM-0001"
 
-    /// Flags `run` accepts besides --state-dir and --vehicle-id (declared with the command).
+    /// Flags `run` accepts besides --state-dir and --vehicle (declared with the command).
     static let optionSpecs: [Option] = [
         .value("config", placeholder: "PATH", help: "Config file (default \(AgentConfig.defaultPath), if present)"),
         .value("board", placeholder: "FILE", help: "Board description (default in --simulate: the built-in simulated board)"),
@@ -45,9 +45,9 @@ enum ConfigOverrides {
             }
             config.stateDirectory = resolved
         }
-        if let id = arguments.value("vehicle-id") {
+        if let id = arguments.value("vehicle") {
             guard let vehicleID = try? VehicleID(id) else {
-                throw UsageError.invalidValue(id, for: "--vehicle-id", expected: "1 to 32 printable ASCII characters")
+                throw UsageError.invalidValue(id, for: "--vehicle", expected: "1 to 32 printable ASCII characters")
             }
             config.vehicleID = vehicleID
         }
@@ -83,7 +83,7 @@ enum ConfigOverrides {
         }
         if config.vehicleID == nil {
             guard simulate else {
-                throw UsageError(ConfigError.missing(key: "vehicleID", flag: "--vehicle-id", why: "without '--simulate'").description)
+                throw UsageError(ConfigError.missing(key: "vehicleID", flag: "--vehicle", why: "without '--simulate'").description)
             }
             config.vehicleID = try? VehicleID(defaultSimulatedVehicleID)
         }

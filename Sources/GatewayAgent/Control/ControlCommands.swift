@@ -15,7 +15,7 @@ final class ControlCommands {
 
     private static let table: [Entry] = [
         Entry(name: "help", summary: "list the commands", run: { commands, _ in commands.help() }),
-        Entry(name: "status", summary: "vehicle, clock, keys, pairing window, sessions", run: { commands, _ in commands.status() }),
+        Entry(name: "status", summary: "vehicle, clock, keys, pairing window, sessions, vehicle state", run: { commands, _ in commands.status() }),
         Entry(name: "pair", summary: "open the pairing window; prints the one-time code", run: { commands, _ in commands.pair() }),
         Entry(name: "pair-cancel", summary: "close the pairing window", run: { commands, _ in commands.cancelPairing() }),
         Entry(name: "stats", summary: "syncs, uptime, events appended, outbox depth (name value lines)",
@@ -137,6 +137,7 @@ final class ControlCommands {
                 + "free \(max(0, keychain.capacity - keychain.activeKeyCount)) of \(keychain.capacity)",
             pairing,
             "sessions \(sessions)",
+            "state \(car.vehicleState.rawValue) \(car.vehicleState.summary)",
         ])
     }
 

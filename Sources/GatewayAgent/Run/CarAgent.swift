@@ -118,18 +118,17 @@ struct CarAgent {
         console.context.auditStats = { [unowned service] in service.auditStats }
         console.context.linkSnapshot = { [unowned service] in service.linkSnapshot }
 
-        print("carkey-agent: crypto self-test passed")
-        print(AgentVault.startupLine(vault, stateDirectory: options.stateDirectory))
-        if let vaultBudgetLine { print(vaultBudgetLine) }
-        KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, keys: keys)
-        storeKeeper.startupLines(options.store).forEach { print($0) }
-        print("carkey-agent: \(body.summary)")
-        if let endpoint = console.console?.endpoint { print("carkey-agent: console on \(endpoint)") }
-        print("carkey-agent: " + LinkBackend.startupLine(server, options: options))
-        if let uwb { print("carkey-agent: uwb: \(uwb.radio.summary)") }
-        if options.conformance { print("carkey-agent: " + ConformanceMonitor.startupLine) }
-        print("carkey-agent: control socket \(control.socketPath)")
-        fflush(nil) // tests and supervisors read these lines while the agent runs
+        log.startup("carkey-agent: crypto self-test passed")
+        log.startup(AgentVault.startupLine(vault, stateDirectory: options.stateDirectory))
+        if let vaultBudgetLine { log.startup(vaultBudgetLine) }
+        KeysStartupReport.print(clock: clock, sync: options.keys.clockSync, simulate: options.simulate, keys: keys, log: log)
+        storeKeeper.startupLines(options.store).forEach { log.startup($0) }
+        log.startup("carkey-agent: \(body.summary)")
+        if let endpoint = console.console?.endpoint { log.startup("carkey-agent: console on \(endpoint)") }
+        log.startup("carkey-agent: " + LinkBackend.startupLine(server, options: options))
+        if let uwb { log.startup("carkey-agent: uwb: \(uwb.radio.summary)") }
+        if options.conformance { log.startup("carkey-agent: " + ConformanceMonitor.startupLine) }
+        log.startup("carkey-agent: control socket \(control.socketPath)")
 
         // The cloud link is optional: the car works fully offline.
         let cloud = try options.cloud.map { try AgentCloud(options: $0, vehicleID: options.vehicleID, store: store, clock: clock, log: log) }

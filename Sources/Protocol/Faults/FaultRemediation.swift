@@ -33,7 +33,7 @@ extension FaultCode {
         case .wrongVehicle:
             return "The vehicle ID does not match. Connect to the intended car."
         case .clockNotTrusted:
-            return "The key has a validity window and the car has no trusted time yet. Bring the car online (NTP) or use an owner key."
+            return "The car has no trusted time yet, so it refuses what has a time limit (a share's validity window, a remote command's or a configuration's expiry). On a real car let NTP synchronise its clock (systemd-timesyncd or chrony); a simulated car trusts this machine's clock only when started with `carkey-agent run --simulate --clock-sync yes`. Owner keys on the phone link work without it."
         case .busy:
             return "The car is processing another command or has no free link slots. Retry shortly."
         case .rateLimited:

@@ -19,4 +19,24 @@ public struct VehicleState: OptionSet, Hashable, Sendable, CustomStringConvertib
         if unknown != 0 { set.append("reserved(0x\(String(unknown, radix: 16)))") }
         return set.isEmpty ? "none" : set.joined(separator: ",")
     }
+
+    /// The state in words for people, every lock stated either way, e.g. "unlocked, trunk
+    /// locked" or "locked, driver door open, trunk open" (`description` lists the set flags
+    /// only, so "unlocked" would be the absence of "locked"). Closed doors are not mentioned.
+    public var summary: String {
+        var parts = [contains(.locked) ? "locked" : "unlocked"]
+        if contains(.driverDoorOpen) {
+            parts.append("driver door open")
+        } else if contains(.anyDoorOpen) {
+            parts.append("a door open")
+        }
+        if contains(.trunkOpen) {
+            parts.append("trunk open")
+        } else {
+            parts.append(contains(.trunkLocked) ? "trunk locked" : "trunk unlocked")
+        }
+        let unknown = rawValue & ~0x1F
+        if unknown != 0 { parts.append("reserved bits 0x\(String(unknown, radix: 16))") }
+        return parts.joined(separator: ", ")
+    }
 }
