@@ -231,6 +231,46 @@ final class CloudBrokerMatrixTests: XCTestCase {
     func testQoSAndUserPropertiesOnMosquitto() throws { try qosAndUserProperties(try mosquitto(), vehicle: "MX-QOS") }
     func testQoSAndUserPropertiesOnEjabberd() throws { try qosAndUserProperties(try ejabberd(), vehicle: "MX-QOS-E") }
 
+    // MARK: the seq user property equals the payload's seq
+
+    /// docs/cloud.md: every car-to-cloud message with a `seq` in its payload carries the same
+    /// value as the user property `seq`, on every topic (each topic counts on its own).
+    private func seqUserProperty(_ broker: TestBroker, vehicle: String) throws {
+        let config = root + "/agent-\(vehicle).json"
+        try Files.writeAtomically(Array("{}".utf8), to: config)
+        let watcher = try backend(broker, "seq")
+        try watcher.subscribe("vehicles/\(vehicle)/#", qos: .exactlyOnce)
+        let agent = try startAgent(broker, vehicle: vehicle, extra: try broker.agentArguments(vehicleID: vehicle) + ["--config", config])
+        // Two requests answered `unsupported` (results seq 1 and 2) and a document that does
+        // not decode (a refused config/reported and a config event).
+        for request in ["6f1c2d3e-4a5b-4c6d-8e7f-0011223344c1", "6f1c2d3e-4a5b-4c6d-8e7f-0011223344c2"] {
+            try watcher.publish("vehicles/\(vehicle)/commands", #"{"id":"\#(request)","type":"share","body":"00"}"#, qos: .atLeastOnce)
+        }
+        try watcher.publish("vehicles/\(vehicle)/config/desired", #"{"id":"6f1c2d3e-4a5b-4c6d-8e7f-0011223344c3","type":"config","body":"00"}"#,
+                            qos: .atLeastOnce)
+        let on = { (suffix: String) in watcher.received.filter { $0.topic == "vehicles/\(vehicle)/\(suffix)" } }
+        let arrived = watcher.wait(seconds: 20) {
+            on("results").count >= 2 && !on("config/reported").isEmpty && !on("state").isEmpty && !on("events").isEmpty
+        }
+        XCTAssertTrue(arrived, "\(broker.brokerName): \(watcher.received.map(\.topic)) \(agent.stderrTail)")
+        for suffix in ["results", "state", "config/reported", "events"] {
+            for message in on(suffix) {
+                let payloadSeq = CloudTestSubscriber.field("seq", in: message.payload)
+                let property = message.userProperties.first { $0.name == "seq" }?.value
+                XCTAssertNotNil(payloadSeq, "\(suffix): \(String(decoding: message.payload, as: UTF8.self))")
+                XCTAssertEqual(property, payloadSeq, "\(broker.brokerName) \(suffix): user property seq = payload seq")
+                XCTAssertEqual(message.userProperties.first { $0.name == "uuid" }?.value, CloudTestSubscriber.field("id", in: message.payload),
+                               "\(broker.brokerName) \(suffix): user property uuid = payload id")
+            }
+        }
+        XCTAssertEqual(on("results").prefix(2).map { $0.userProperties.first { $0.name == "seq" }?.value }, ["1", "2"],
+                       "results count 1, 2")
+        agent.stop()
+    }
+
+    func testSeqUserPropertyEqualsPayloadOnMosquitto() throws { try seqUserProperty(try mosquitto(), vehicle: "MX-SEQ") }
+    func testSeqUserPropertyEqualsPayloadOnEjabberd() throws { try seqUserProperty(try ejabberd(), vehicle: "MX-SEQ-E") }
+
     // MARK: persistent session
 
     private func persistentSession(_ broker: TestBroker, vehicle: String) throws {
