@@ -41,7 +41,7 @@ extension FaultCode {
         case .malformedMessage:
             return "The message does not follow docs/protocol.md (length, field or type). Check the phone implementation with `carkey decode`."
         case .unsupportedVersion:
-            return "The car speaks protocol version 1 only. Update the phone app or the car."
+            return "The car speaks message version 1 (pairing version 2) only. Update the phone app or the car."
         case .lifetimeTooLong:
             return "The command's expiry is more than 30 s in the future on the car's session clock. Use a shorter lifetime."
         case .keychainFull:
