@@ -168,6 +168,39 @@ final class CloudBrokerMatrixTests: XCTestCase {
     func testPresenceOnMosquitto() throws { try presence(try mosquitto(), vehicle: "MX-PRES") }
     func testPresenceOnEjabberd() throws { try presence(try ejabberd(), vehicle: "MX-PRES-E") }
 
+    // MARK: the last audit checkpoint on a clean stop
+
+    /// SIGTERM with the link up: the checkpoint of the final head reaches the broker before
+    /// the agent exits (the broker acknowledged it: it is no longer in the car's outbox), and
+    /// before the retained "offline".
+    private func stopCheckpoint(_ broker: TestBroker, vehicle: String) throws {
+        _ = try seed(broker, vehicle: vehicle, count: 5)
+        let watcher = try backend(broker, "stop-checkpoint")
+        try watcher.subscribe("vehicles/\(vehicle)/#", qos: .atLeastOnce)
+        let agent = try startAgent(broker, vehicle: vehicle)
+        XCTAssertTrue(watcher.wait(seconds: 15) { watcher.payloads(on: "vehicles/\(vehicle)/events").count >= 5 }, agent.stderrTail)
+        XCTAssertEqual(agent.stop(signal: SIGTERM), 0)
+
+        let store = try CarStore.open(stateDirectory: stateDir(vehicle))
+        let head = try XCTUnwrap(try store.auditChainHead())
+        let kept = try XCTUnwrap(try store.auditCheckpoints(limit: 1).first, "no checkpoint written at stop")
+        XCTAssertEqual(kept.seq, head.seq, "the stop's checkpoint covers the last event")
+        let waiting = try SQLiteOutbox(store: store).pending(afterID: 0, limit: 1000).filter { $0.topic.hasSuffix("/audit") }
+        XCTAssertEqual(waiting.count, 0, "\(broker.brokerName): the checkpoint was acknowledged before the agent exited")
+
+        let audit = "vehicles/\(vehicle)/audit", status = "vehicles/\(vehicle)/status"
+        XCTAssertTrue(watcher.wait(seconds: 10) { watcher.payloads(on: status).last?.contains("offline") == true }, "\(watcher.received.map(\.topic))")
+        let order = watcher.received.map(\.topic).filter { $0 == audit || $0 == status }
+        let published = try XCTUnwrap(watcher.received.last { $0.topic == audit }, "\(broker.brokerName): no checkpoint published before the restart")
+        let checkpoint = try XCTUnwrap(AuditCheckpoint(json: published.payload))
+        XCTAssertEqual(checkpoint.seq, head.seq)
+        XCTAssertEqual(published.userProperties.first { $0.name == "seq" }?.value, String(head.seq), "user property seq = payload seq")
+        XCTAssertEqual(order.suffix(2), [audit, status], "\(broker.brokerName): the checkpoint, then offline: \(order)")
+    }
+
+    func testLastCheckpointIsPublishedBeforeACleanStopOnMosquitto() throws { try stopCheckpoint(try mosquitto(), vehicle: "MX-STOPCP") }
+    func testLastCheckpointIsPublishedBeforeACleanStopOnEjabberd() throws { try stopCheckpoint(try ejabberd(), vehicle: "MX-STOPCP-E") }
+
     // MARK: durable outbox across kill -9 of the agent
 
     private func outboxSurvivesKill9(_ broker: TestBroker, vehicle: String, rounds: Int = 3) throws {
