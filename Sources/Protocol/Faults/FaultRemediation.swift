@@ -71,7 +71,7 @@ extension FaultCode {
         case .rangingFailed:
             return "No valid UWB range was measured (timeouts, invalid STS or bad frames). Keep the phone unobstructed near the car and retry."
         case .rangingUnsupported:
-            return "The car cannot range with these parameters, or has no UWB module. Use the values in docs/protocol.md section 19 and a new session ID."
+            return "The car cannot range with these parameters, or has no UWB module. Ask the car what it accepts (ranging capabilities, docs/protocol.md 19.2) and propose within it, with a new session ID."
         case .pairingVersion:
             return "The car pairs with SPAKE2+ (pairing version 2) only; this app speaks an older pairing. Update the app and enter the code again."
         }
