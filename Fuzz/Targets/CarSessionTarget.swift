@@ -197,6 +197,7 @@ extension CarSessionTargets {
             step(0, command(.unlock)) + step(0, command(.trunkRelease)),
             step(0, command(.status)) + step(0, command(.userVerified)),
             step(0, command(.rangingSetup, ranging)) + step(3, [40]),
+            step(0, command(.rangingCapabilities)) + step(0, command(.rangingCapabilities, [1])) + step(0, command(.rangingSetup, ranging)),
             step(1, Bytes(repeating: 0x33, count: 24)) + step(0, command(.lock)),
         ]
     }

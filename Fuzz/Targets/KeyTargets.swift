@@ -14,6 +14,7 @@ enum KeyTargets {
         target("revocation-list", RevocationList.maxLength, RevocationList.decode, { $0.encoded() }),
         target("fleet-key-grant", Wire.maxMessageLength, FleetKeyGrant.decode, { $0.encoded() }),
         target("ranging-setup", RangingSetup.encodedLength, RangingSetup.decode, { $0.encoded() }),
+        target("ranging-capabilities", UWBCapabilities.encodedLength, UWBCapabilities.decode, { $0.encoded() }),
         target("service-challenge", ServiceChallenge.maxLength, ServiceChallenge.decode, { $0.encoded() }),
         FuzzTarget("service-authorisation", "service-authorisation: strict round trip (<= \(ServiceAuthorisation.maxLength) bytes, canonical, trailing/truncated refused); the car's gate, waiting for a fixed challenge, accepts an answer only when it answers that challenge with a signature that verifies, and never the same answer twice") { bytes throws(PropertyViolation) in
             let accepted = try Strict.roundTrip(bytes, maxLength: ServiceAuthorisation.maxLength, decode: ServiceAuthorisation.decode, encode: { $0.encoded() })

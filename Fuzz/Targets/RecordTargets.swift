@@ -22,7 +22,7 @@ enum FixedSession {
 
 enum RecordTargets {
     static let all: [FuzzTarget] = [
-        FuzzTarget("session-plaintext", "plaintext sealed under the fixed session -> Message.decode -> open -> Command/Response/SessionAccepted decoders: open(seal(p)) == p, one flipped bit refused, each body canonical and decode(encode(x)) == x") { input throws(PropertyViolation) in
+        FuzzTarget("session-plaintext", "plaintext sealed under the fixed session -> Message.decode -> open -> Command/Response (or rangingCapabilities answer)/SessionAccepted decoders: open(seal(p)) == p, one flipped bit refused, each body canonical and decode(encode(x)) == x") { input throws(PropertyViolation) in
             // Byte 0 picks the record type, the rest is the plaintext.
             guard let selector = input.first else { return false }
             let types: [MessageType] = [.command, .response, .sessionAccepted]
@@ -42,7 +42,12 @@ enum RecordTargets {
             case .command:
                 return try Strict.roundTrip(plaintext, maxLength: CommandBody.fixedLength + 255, decode: CommandBody.decode, encode: { $0.encoded() })
             case .response:
-                return try Strict.roundTrip(plaintext, maxLength: Wire.maxMessageLength, decode: ResponseBody.decode, encode: { $0.encoded() })
+                // A Response, or the one longer Response: the ok answer to rangingCapabilities.
+                let response = try Strict.roundTrip(plaintext, maxLength: Wire.maxMessageLength, decode: ResponseBody.decode, encode: { $0.encoded() })
+                let answer = try Strict.roundTrip(plaintext, maxLength: RangingCapabilitiesAnswer.length, decode: RangingCapabilitiesAnswer.decode,
+                                                  encode: { $0.encoded() })
+                try require(!(response && answer), "a plaintext is a Response or a capabilities answer, not both")
+                return response || answer
             default:
                 return try Strict.roundTrip(plaintext, maxLength: Wire.maxMessageLength, decode: SessionAcceptedBody.decode, encode: { $0.encoded() })
             }

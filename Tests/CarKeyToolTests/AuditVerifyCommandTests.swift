@@ -61,6 +61,36 @@ final class AuditVerifyCommandTests: XCTestCase {
         XCTAssertTrue(three.stdout.hasPrefix(#"{"intact":false,"findings":[{"kind":"altered","seq":2,"#), three.stdout)
     }
 
+    /// docs/cloud.md's example: events 1-7, the checkpoint at 6, event 3 left out.
+    func testTheDocumentedExampleOutput() throws {
+        let doc = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/docs/cloud.md", encoding: .utf8)
+        let start = try XCTUnwrap(doc.range(of: "**Example** (`AuditVerifyCommandTests.testTheDocumentedExampleOutput`"))
+        var blocks: [String] = []
+        var current: [Substring]?
+        for line in doc[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false) where blocks.count < 2 {
+            if line.hasPrefix("```") {
+                if let lines = current { blocks.append(lines.joined(separator: "\n")); current = nil } else { current = [] }
+            } else if current != nil {
+                current?.append(line)
+            }
+        }
+        XCTAssertEqual(blocks.count, 2, "text and JSON output")
+        guard blocks.count == 2 else { return }
+
+        var (key, lines) = try stream()
+        let store = try CarStore.open(stateDirectory: folder + "/state", clock: { EventTime(seconds: 100, trusted: true) })
+        let seventh = try store.appendEvent(NewEvent(kind: .accessDecision, time: EventTime(seconds: 107, trusted: true),
+                                                     actor: "0a0b", action: "unlock", result: "allowed"))
+        lines.append(String(decoding: EventPayload.encode(seventh), as: UTF8.self))
+        lines.remove(at: 2)
+        let text = try run(lines, key: key)
+        XCTAssertEqual(text.status, 1)
+        XCTAssertEqual(text.stdout.trimmingCharacters(in: .newlines), blocks[0])
+        let json = try run(lines, key: key, extra: ["--json"])
+        XCTAssertEqual(json.status, 1)
+        XCTAssertEqual(json.stdout.trimmingCharacters(in: .newlines), blocks[1])
+    }
+
     func testUsageErrorsExitTwo() throws {
         let (key, lines) = try stream()
         XCTAssertEqual(try Subprocess.run("carkey", ["audit", "verify", "--events", "/nonexistent"]).status, 2, "no key")

@@ -168,6 +168,39 @@ final class CloudBrokerMatrixTests: XCTestCase {
     func testPresenceOnMosquitto() throws { try presence(try mosquitto(), vehicle: "MX-PRES") }
     func testPresenceOnEjabberd() throws { try presence(try ejabberd(), vehicle: "MX-PRES-E") }
 
+    // MARK: the last audit checkpoint on a clean stop
+
+    /// SIGTERM with the link up: the checkpoint of the final head reaches the broker before
+    /// the agent exits (the broker acknowledged it: it is no longer in the car's outbox), and
+    /// before the retained "offline".
+    private func stopCheckpoint(_ broker: TestBroker, vehicle: String) throws {
+        _ = try seed(broker, vehicle: vehicle, count: 5)
+        let watcher = try backend(broker, "stop-checkpoint")
+        try watcher.subscribe("vehicles/\(vehicle)/#", qos: .atLeastOnce)
+        let agent = try startAgent(broker, vehicle: vehicle)
+        XCTAssertTrue(watcher.wait(seconds: 15) { watcher.payloads(on: "vehicles/\(vehicle)/events").count >= 5 }, agent.stderrTail)
+        XCTAssertEqual(agent.stop(signal: SIGTERM), 0)
+
+        let store = try CarStore.open(stateDirectory: stateDir(vehicle))
+        let head = try XCTUnwrap(try store.auditChainHead())
+        let kept = try XCTUnwrap(try store.auditCheckpoints(limit: 1).first, "no checkpoint written at stop")
+        XCTAssertEqual(kept.seq, head.seq, "the stop's checkpoint covers the last event")
+        let waiting = try SQLiteOutbox(store: store).pending(afterID: 0, limit: 1000).filter { $0.topic.hasSuffix("/audit") }
+        XCTAssertEqual(waiting.count, 0, "\(broker.brokerName): the checkpoint was acknowledged before the agent exited")
+
+        let audit = "vehicles/\(vehicle)/audit", status = "vehicles/\(vehicle)/status"
+        XCTAssertTrue(watcher.wait(seconds: 10) { watcher.payloads(on: status).last?.contains("offline") == true }, "\(watcher.received.map(\.topic))")
+        let order = watcher.received.map(\.topic).filter { $0 == audit || $0 == status }
+        let published = try XCTUnwrap(watcher.received.last { $0.topic == audit }, "\(broker.brokerName): no checkpoint published before the restart")
+        let checkpoint = try XCTUnwrap(AuditCheckpoint(json: published.payload))
+        XCTAssertEqual(checkpoint.seq, head.seq)
+        XCTAssertEqual(published.userProperties.first { $0.name == "seq" }?.value, String(head.seq), "user property seq = payload seq")
+        XCTAssertEqual(order.suffix(2), [audit, status], "\(broker.brokerName): the checkpoint, then offline: \(order)")
+    }
+
+    func testLastCheckpointIsPublishedBeforeACleanStopOnMosquitto() throws { try stopCheckpoint(try mosquitto(), vehicle: "MX-STOPCP") }
+    func testLastCheckpointIsPublishedBeforeACleanStopOnEjabberd() throws { try stopCheckpoint(try ejabberd(), vehicle: "MX-STOPCP-E") }
+
     // MARK: durable outbox across kill -9 of the agent
 
     private func outboxSurvivesKill9(_ broker: TestBroker, vehicle: String, rounds: Int = 3) throws {
@@ -230,6 +263,46 @@ final class CloudBrokerMatrixTests: XCTestCase {
 
     func testQoSAndUserPropertiesOnMosquitto() throws { try qosAndUserProperties(try mosquitto(), vehicle: "MX-QOS") }
     func testQoSAndUserPropertiesOnEjabberd() throws { try qosAndUserProperties(try ejabberd(), vehicle: "MX-QOS-E") }
+
+    // MARK: the seq user property equals the payload's seq
+
+    /// docs/cloud.md: every car-to-cloud message with a `seq` in its payload carries the same
+    /// value as the user property `seq`, on every topic (each topic counts on its own).
+    private func seqUserProperty(_ broker: TestBroker, vehicle: String) throws {
+        let config = root + "/agent-\(vehicle).json"
+        try Files.writeAtomically(Array("{}".utf8), to: config)
+        let watcher = try backend(broker, "seq")
+        try watcher.subscribe("vehicles/\(vehicle)/#", qos: .exactlyOnce)
+        let agent = try startAgent(broker, vehicle: vehicle, extra: try broker.agentArguments(vehicleID: vehicle) + ["--config", config])
+        // Two requests answered `unsupported` (results seq 1 and 2) and a document that does
+        // not decode (a refused config/reported and a config event).
+        for request in ["6f1c2d3e-4a5b-4c6d-8e7f-0011223344c1", "6f1c2d3e-4a5b-4c6d-8e7f-0011223344c2"] {
+            try watcher.publish("vehicles/\(vehicle)/commands", #"{"id":"\#(request)","type":"share","body":"00"}"#, qos: .atLeastOnce)
+        }
+        try watcher.publish("vehicles/\(vehicle)/config/desired", #"{"id":"6f1c2d3e-4a5b-4c6d-8e7f-0011223344c3","type":"config","body":"00"}"#,
+                            qos: .atLeastOnce)
+        let on = { (suffix: String) in watcher.received.filter { $0.topic == "vehicles/\(vehicle)/\(suffix)" } }
+        let arrived = watcher.wait(seconds: 20) {
+            on("results").count >= 2 && !on("config/reported").isEmpty && !on("state").isEmpty && !on("events").isEmpty
+        }
+        XCTAssertTrue(arrived, "\(broker.brokerName): \(watcher.received.map(\.topic)) \(agent.stderrTail)")
+        for suffix in ["results", "state", "config/reported", "events"] {
+            for message in on(suffix) {
+                let payloadSeq = CloudTestSubscriber.field("seq", in: message.payload)
+                let property = message.userProperties.first { $0.name == "seq" }?.value
+                XCTAssertNotNil(payloadSeq, "\(suffix): \(String(decoding: message.payload, as: UTF8.self))")
+                XCTAssertEqual(property, payloadSeq, "\(broker.brokerName) \(suffix): user property seq = payload seq")
+                XCTAssertEqual(message.userProperties.first { $0.name == "uuid" }?.value, CloudTestSubscriber.field("id", in: message.payload),
+                               "\(broker.brokerName) \(suffix): user property uuid = payload id")
+            }
+        }
+        XCTAssertEqual(on("results").prefix(2).map { $0.userProperties.first { $0.name == "seq" }?.value }, ["1", "2"],
+                       "results count 1, 2")
+        agent.stop()
+    }
+
+    func testSeqUserPropertyEqualsPayloadOnMosquitto() throws { try seqUserProperty(try mosquitto(), vehicle: "MX-SEQ") }
+    func testSeqUserPropertyEqualsPayloadOnEjabberd() throws { try seqUserProperty(try ejabberd(), vehicle: "MX-SEQ-E") }
 
     // MARK: persistent session
 

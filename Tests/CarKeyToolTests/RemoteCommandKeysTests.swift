@@ -89,6 +89,18 @@ final class RemoteCommandKeysTests: XCTestCase {
         let last = String(decoding: results.received[1].payload, as: UTF8.self)
         XCTAssertTrue(last.contains("replayedCounter"), last)
         XCTAssertEqual(pulses(agent), 0)
+        // docs/cloud.md ("A repeated command"): the answer is its example, member for member.
+        let doc = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/docs/cloud.md", encoding: .utf8)
+        let example = try XCTUnwrap(doc.split(separator: "\n").first { $0.hasPrefix("{") && $0.contains(#""name":"replayedCounter""#) },
+                                    "docs/cloud.md has no replayed-command example")
+        guard case .object(let documented) = try JSONTree.parse(Bytes(example.utf8)),
+              case .object(let answer) = try JSONTree.parse(results.received[1].payload) else { return XCTFail(last) }
+        XCTAssertEqual(Set(answer.keys), Set(documented.keys), last)
+        for name in ["type", "result", "fault", "action"] { XCTAssertEqual(answer[name], documented[name], name) }
+        let first = try JSONTree.parse(results.received[0].payload)
+        guard case .object(let firstFields) = first else { return XCTFail("\(first)") }
+        XCTAssertEqual(answer["command"], firstFields["command"], "the repeat names the command the first result answered")
+        XCTAssertEqual(firstFields["result"], .string("ok"), "the first result carries the outcome")
         car.stop()
     }
 

@@ -69,6 +69,25 @@ final class UWBAgentTests: XCTestCase {
         if let centimetres { XCTAssertTrue((60...140).contains(centimetres), "distance \(centimetres) cm") }
     }
 
+    /// A module on channel 5 with preamble code 11 and 128 STS symbols: none of the preferred
+    /// values. The phone asks for the capabilities first (0x08) and proposes what the car takes.
+    func testThePhoneProposesWhatTheCarsModuleAccepts() throws {
+        let car = AgentHarness()
+        let simulated = String(decoding: try Files.read(#filePath.components(separatedBy: "/Tests/")[0] + "/board/simulated.json"), as: UTF8.self)
+        let board = simulated.trimmingCharacters(in: .whitespacesAndNewlines).dropLast()
+            + #", "uwb": {"spidev": "/dev/spidev0.0", "channel": 5, "preambleCode": 11, "stsLength": 128}}"#
+        let path = car.folder + "/board-ch5.json"
+        try Files.writeAtomically(Array(board.utf8), to: path)
+        try car.start(clockSync: "yes", ["--simulate-uwb", "--console", "none", "--board", path])
+        let owner = try car.enrollOwner()
+        let result = try car.phone("unlock", key: owner.path, extra: ["--uwb"])
+        try sim(car, "uwb place 1.0")
+        let near = try car.phone("unlock", key: owner.path, extra: ["--uwb"])
+        XCTAssertEqual(near.firstLine, "ok", near.stdout + near.stderr)
+        XCTAssertTrue(near.stderr.contains("uwb: the car accepts channels 5, preamble codes 11, STS 128"), near.stderr)
+        XCTAssertNotEqual(result.firstLine, "fault: rangingUnsupported (34)", "20 m away: refused for the distance, not the setup")
+    }
+
     func testARelayAndADistanceReductionAttackAreRefused() throws {
         let car = try startCar()
         let owner = try car.enrollOwner()

@@ -27,6 +27,39 @@ final class AuditChainTests: StorageTestCase {
 
     static let vectorHash = "284a10317915e8d7dc8b4af6d365be2af1fbe11d132bf766baf145f26beebaea"
 
+    /// docs/cloud.md's three `fault ...` lines: the fault's bytes in the canonical encoding for
+    /// a fault with a code, one whose code is null, and none.
+    func testDocumentedFaultEncodings() throws {
+        let lines = CloudDocument.text.split(separator: "\n").filter { $0.hasPrefix("fault ") }
+        XCTAssertEqual(lines.count, 3, "docs/cloud.md shows three fault encodings")
+        for line in lines {
+            let text = String(line.dropFirst("fault ".count))
+            let end = text.hasPrefix("null") ? text.index(text.startIndex, offsetBy: 4)
+                                              : try XCTUnwrap(text.range(of: "}")).upperBound
+            let json = String(text[..<end])
+            let documented = text[end...].replacingOccurrences(of: " ", with: "")
+            var fields = Self.vectorFields
+            if case .success(.object(let fault)) = JSONTree.decode(Bytes(json.utf8)) {
+                fields.faultName = fault["name"]?.stringValue
+                if case .integer(let code)? = fault["code"] { fields.faultCode = code } else { fields.faultCode = nil }
+            } else {
+                XCTAssertEqual(json, "null")
+                fields.faultName = nil
+                fields.faultCode = nil
+            }
+            // The fault sits between the result and the detail: what differs from the encoding
+            // without a fault (whose fault part is the single byte 00).
+            var none = Self.vectorFields
+            none.faultName = nil
+            none.faultCode = nil
+            let without = EventCanonical.encode(none, prevHash: Self.vectorPrev)
+            let with = EventCanonical.encode(fields, prevHash: Self.vectorPrev)
+            let detailLength = 4 + Self.vectorFields.detail!.utf8.count
+            let before = without.count - detailLength - 1
+            XCTAssertEqual(Array(with[before..<(with.count - detailLength)]).hexString, documented, json)
+        }
+    }
+
     func testEventsLinkToTheirPredecessorFromGenesis() throws {
         let store = try openStore()
         let stored = try (0..<3).map { _ in try store.appendEvent(accessEvent("unlock")) }

@@ -175,4 +175,42 @@ final class CloudLinkLogicTests: XCTestCase {
         XCTAssertEqual(link.state, .stopped)
         XCTAssertEqual(link.step(nowMillis: 1_000_000), [])
     }
+
+    /// What was queued just before the stop (the last audit checkpoint) goes out and is
+    /// acknowledged before "offline" and the DISCONNECT, not at the next connect.
+    func testStopHandsTheOutboxOverBeforeOffline() {
+        let transport = ScriptedTransport()
+        let outbox = MemoryOutbox()
+        let link = makeLink(transport, outbox)
+        _ = link.step(nowMillis: 0)
+        transport.queuedEvents = [.connected(sessionPresent: true)]
+        _ = link.step(nowMillis: 10, readable: true, writable: false)   // online = mid 1; the outbox is empty
+        outbox.enqueue(topic: "vehicles/V/audit", payload: "checkpoint", sequence: 9)
+        transport.queuedEvents = [.published(messageID: 2, reasonCode: 0)]
+        var fakeNow: UInt64 = 0
+        link.stop(drainMillis: 100) { fakeNow += 10; return fakeNow }
+        XCTAssertEqual(transport.published.map(\.topic), ["vehicles/V/status", "vehicles/V/audit", "vehicles/V/status"])
+        XCTAssertEqual(transport.published[1].userProperties.first { $0.name == "seq" }?.value, "9")
+        XCTAssertEqual(transport.published.last.map { String(decoding: $0.payload, as: UTF8.self) }, #"{"state":"offline","birth":1}"#)
+        XCTAssertEqual(outbox.messages, [], "acknowledged before the stop returned")
+        XCTAssertEqual(transport.disconnects, 1)
+    }
+
+    /// A broker that never acknowledges costs the stop its drain time, no more: offline and the
+    /// DISCONNECT still follow, and the message waits in the outbox for the next connect.
+    func testStopGivesUpOnTheOutboxAfterTheDrainTime() {
+        let transport = ScriptedTransport()
+        let outbox = MemoryOutbox()
+        let link = makeLink(transport, outbox)
+        _ = link.step(nowMillis: 0)
+        transport.queuedEvents = [.connected(sessionPresent: true)]
+        _ = link.step(nowMillis: 10, readable: true, writable: false)
+        outbox.enqueue(topic: "vehicles/V/audit", payload: "checkpoint")
+        var fakeNow: UInt64 = 0
+        link.stop(drainMillis: 100) { fakeNow += 10; return fakeNow }
+        XCTAssertEqual(transport.published.map(\.topic), ["vehicles/V/status", "vehicles/V/audit", "vehicles/V/status"])
+        XCTAssertEqual(outbox.messages.count, 1)
+        XCTAssertEqual(transport.disconnects, 1)
+        XCTAssertLessThanOrEqual(fakeNow, 220, "two drain periods at most")
+    }
 }

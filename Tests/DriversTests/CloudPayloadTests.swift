@@ -50,6 +50,21 @@ final class CloudPayloadTests: StorageTestCase {
         XCTAssertTrue(text.contains(#""seq":3"#), text)
         XCTAssertTrue(text.contains(#""id":"\#(pending[0].uuid)""#), "the payload carries the message UUID")
         XCTAssertTrue(text.contains(#""OpenCarKey.Key.Proximity.Zone":"inside""#))
+        XCTAssertEqual(pending[0].sequence, 3, "the row's sequence (the user property seq) is the payload's seq")
+    }
+
+    func testConfigReportRowCarriesThePayloadSequence() throws {
+        let store = try openStore()
+        let topics = CloudTopics(vehicleID: "VIN9")
+        for result in ["applied", "refused"] {
+            try store.write { transaction in
+                try transaction.enqueueConfigReport([("result", .string(result))], topics: topics, time: EventTime(seconds: 100, trusted: true))
+            }
+        }
+        let pending = try SQLiteOutbox(store: store).pending(afterID: 0, limit: 10)
+        XCTAssertEqual(pending.count, 1, "only the newest report waits")
+        XCTAssertTrue(String(decoding: pending[0].payload, as: UTF8.self).contains(#""seq":2,"#))
+        XCTAssertEqual(pending[0].sequence, 2, "the row's sequence (the user property seq) is the payload's seq")
     }
 
     func testRouterSendsAccessDecisionsAtTheNeverDroppedPriority() throws {

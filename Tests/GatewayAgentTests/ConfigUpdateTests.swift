@@ -156,6 +156,38 @@ final class ConfigUpdateTests: XCTestCase {
         XCTAssertEqual(try lastReport()["key"], .string("logLevl"))
     }
 
+    /// docs/cloud.md's table of the fault reported for each refusal reason.
+    func testTheDocumentedFaultOfEachReason() throws {
+        let doc = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/docs/cloud.md", encoding: .utf8)
+        let start = try XCTUnwrap(doc.range(of: "| `reason` | `fault` |"), "docs/cloud.md has no table of configuration faults")
+        var documented: [String: String] = [:]
+        for line in doc[start.upperBound...].split(separator: "\n").dropFirst().prefix(while: { $0.hasPrefix("|") }) {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            let reasons = cells[0].split(separator: "`", omittingEmptySubsequences: false).enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+            for reason in reasons { documented[reason] = cells[1] }
+        }
+        let verification: [SignedConfigError] = [.malformed(.empty), .malformed(.unsupportedVersion(2)), .wrongVehicle, .unknownSigner,
+                                                 .insufficientPermission, .badSignature, .clockNotTrusted, .notYetValid, .expired,
+                                                 .lifetimeTooLong, .notNewer(version: 1, current: 1)]
+        for error in verification {
+            XCTAssertEqual(documented[error.name], "\(error.fault.rawValue) `\(error.fault.name)`", error.name)
+        }
+        XCTAssertEqual(documented["internalError"], "27 `internalError`")
+
+        // Content refusals carry no protocol fault: null in the report, a null code in the event.
+        let forbidden = updater().handle(document: try document(#"{"vehicleID": "VIN-OTA-1"}"#, version: 1), requestID: nil)
+        XCTAssertEqual(forbidden.reason, "forbiddenKey")
+        XCTAssertEqual(try lastReport()["fault"], .null)
+        let schema = updater().handle(document: try document(#"{"logLevl": "debug"}"#, version: 2), requestID: nil)
+        XCTAssertEqual(schema.reason, "schemaInvalid")
+        XCTAssertEqual(try lastReport()["fault"], .null)
+        for reason in ["forbiddenKey", "schemaInvalid", "localConfigUnreadable", "writeFailed", "healthCheckFailed", "liveApplyFailed", "interrupted"] {
+            XCTAssertTrue(documented[reason]?.hasPrefix("none") == true, "\(reason): \(documented[reason] ?? "missing")")
+        }
+        let faults = try configEvents().map(\.event.fault)
+        XCTAssertEqual(faults, [EventFault(code: nil, name: "forbiddenKey"), EventFault(code: nil, name: "schemaInvalid")])
+    }
+
     func testForbiddenKeyRefusesTheWholeDocument() throws {
         for (version, json, key) in [(UInt64(1), #"{"logLevel": "debug", "vehicleID": "VIN-OTA-1"}"#, "vehicleID"),
                                      (2, #"{"logLevel": "debug", "service": {"pin": "111111"}}"#, "service.pin"),

@@ -163,6 +163,22 @@ final class EventResendTests: XCTestCase {
         XCTAssertTrue(rows.map(\.id).min()! > original.map(\.id).max()!, "the rows were replaced at the back")
     }
 
+    /// docs/cloud.md's rate-limited answer, field for field (its id, seq, time and request differ).
+    func testTheDocumentedRefusal() throws {
+        let doc = try String(contentsOfFile: #filePath.components(separatedBy: "/Tests/")[0] + "/docs/cloud.md", encoding: .utf8)
+        let line = try XCTUnwrap(doc.split(separator: "\n").first { $0.hasPrefix("{") && $0.contains(#""type":"resendEvents""#) },
+                                 "docs/cloud.md has no resendEvents refusal example")
+        guard case .object(let example) = try JSONTree.parse(Bytes(line.utf8)) else { return XCTFail("not an object: \(line)") }
+        _ = try appendEvents(2)
+        try acknowledgeAll()
+        XCTAssertEqual(try answer(try request(1, 2))["result"]?.stringValue, "ok")
+        let limited = try answer(try request(141, 150))
+        XCTAssertEqual(Set(limited.keys), Set(example.keys), "the same members")
+        for name in ["type", "result", "fault", "reason", "fromSeq", "toSeq"] {
+            XCTAssertEqual(limited[name], example[name], name)
+        }
+    }
+
     func testOneAcceptedRequestPerTenSecondsOnTheMonotonicClock() throws {
         _ = try appendEvents(4)
         try acknowledgeAll()

@@ -164,7 +164,7 @@ final class MessageCodecTests: XCTestCase {
         let withArgs = try CommandBody(command: .status, expiresAt: 1, args: [9, 8])
         XCTAssertEqual(withArgs.encoded().hexString, "04" + "00000001" + "02" + "0908")
         XCTAssertEqual(try CommandBody.decode(withArgs.encoded()), withArgs)
-        XCTAssertThrowsError(try CommandBody.decode(Bytes(testHex: "0800000001" + "00")), "unknown command")
+        XCTAssertThrowsError(try CommandBody.decode(Bytes(testHex: "0900000001" + "00")), "unknown command")
         XCTAssertThrowsError(try CommandBody.decode(Bytes(testHex: "0400000001" + "03" + "0908")), "argLen lies")
     }
 

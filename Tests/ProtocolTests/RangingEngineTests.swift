@@ -177,4 +177,89 @@ final class RangingEngineTests: XCTestCase {
         XCTAssertEqual(response.fault, .notInProximity)
         XCTAssertEqual(response.command, .unlock)
     }
+
+    // MARK: rangingCapabilities (0x08, rule S9c)
+
+    /// A module with only the less common values: the phone that asks first proposes a setup
+    /// the car takes, where the preferred values would be refused.
+    func testThePhoneLearnsTheCapabilitiesAndProposesASetupTheCarAccepts() throws {
+        var capabilities = UWBCapabilities()
+        capabilities.channels = [5]
+        capabilities.preambleCodes = [11]
+        capabilities.stsLengths = [128]
+        capabilities.minReplyDelayMicros = 2500
+        capabilities.minRoundIntervalMillis = 200
+        var rig = uwbRig(KeyRecord(publicKey: Fixtures.phoneKey.publicKey, role: .shared, permissions: .lock), capabilities: capabilities)
+        try rig.handshake()
+        let preferred = try RangingSetup.random(using: SeededRandom("preferred"))
+        XCTAssertEqual(try rig.phoneResponse(rig.toCar(try rig.phone.rangingSetupCommand(preferred, now: rig.now))).fault,
+                       .rangingUnsupported, "the preferred values do not fit this module")
+
+        XCTAssertNil(rig.phone.carRangingCapabilities)
+        let asked = rig.toCar(try rig.phone.rangingCapabilitiesCommand(now: rig.now))
+        XCTAssertTrue(grants(asked).isEmpty && asked.performs.isEmpty, "a question changes nothing")
+        XCTAssertEqual(asked.audits.map(\.event), [.commandCompleted])
+        let response = try rig.phoneResponse(asked)
+        XCTAssertTrue(response.isOK)
+        XCTAssertEqual(response.command, .rangingCapabilities)
+        XCTAssertEqual(rig.phone.carRangingCapabilities, capabilities, "any valid key learns them")
+
+        let setup = try capabilities.proposal(using: SeededRandom("proposal"), roundIntervalMillis: 50)
+        XCTAssertEqual([setup.channel, setup.preambleCode, setup.stsLength], [5, 11, 128])
+        XCTAssertEqual(setup.replyDelayMicros, 2500)
+        XCTAssertEqual(setup.roundIntervalMillis, 200)
+        let started = rig.toCar(try rig.phone.rangingSetupCommand(setup, now: rig.now))
+        XCTAssertEqual(grants(started).map(\.setup), [setup])
+        XCTAssertTrue(try rig.phoneResponse(started).isOK)
+    }
+
+    func testProposalKeepsThePreferredValuesWhenOffered() throws {
+        let setup = try UWBCapabilities().proposal(using: SeededRandom("p"))
+        XCTAssertEqual([setup.channel, setup.preambleCode, setup.stsLength], [9, 9, 64])
+        XCTAssertEqual(setup.replyDelayMicros, 1000)
+        XCTAssertEqual(setup.roundIntervalMillis, 100)
+    }
+
+    func testCapabilitiesOfACarWithoutUWBAndWithArguments() throws {
+        var none = uwbRig(capabilities: nil)
+        try none.handshake()
+        let refused = none.toCar(try none.phone.rangingCapabilitiesCommand(now: none.now))
+        let response = try none.phoneResponse(refused)
+        XCTAssertEqual(response.fault, .rangingUnsupported)
+        XCTAssertEqual(response.command, .rangingCapabilities)
+        XCTAssertNil(none.phone.carRangingCapabilities)
+        XCTAssertEqual(none.car.establishedLinks, [none.link], "the session stays")
+
+        var rig = uwbRig()
+        try rig.handshake()
+        XCTAssertEqual(try rig.phoneResponse(rig.toCar(try rig.phone.command(.rangingCapabilities, args: [1], now: rig.now))).fault,
+                       .malformedMessage)
+        XCTAssertNil(rig.phone.carRangingCapabilities)
+    }
+
+    /// A car older than 0x08 answers malformedMessage with command byte 0x00 (rule S5): a
+    /// nine-byte Response, which the phone reads as any refusal.
+    func testAnOldCarsRefusalIsAPlainResponse() throws {
+        var rig = uwbRig()
+        try rig.handshake()
+        _ = try rig.phone.rangingCapabilitiesCommand(now: rig.now)
+        guard case .established(var session)? = rig.car.links[rig.link] else { return XCTFail("no session") }
+        let old = ResponseBody(command: nil, fault: .malformedMessage, vehicleState: [], carTime: 0).encoded()
+        let bytes = try session.channel.seal(.response, old)
+        guard case .response(let body) = try rig.phone.receive(bytes, now: rig.now) else { return XCTFail("not a Response") }
+        XCTAssertEqual(body.fault, .malformedMessage)
+        XCTAssertEqual(body.commandByte, ResponseBody.noCommand)
+        XCTAssertNil(rig.phone.carRangingCapabilities)
+    }
+
+    /// The phone refuses a capabilities answer that breaks 19.2 (here: a mask with no value).
+    func testStrictCapabilitiesDecoding() throws {
+        XCTAssertNoThrow(try UWBCapabilities.decode(Bytes(testHex: "0102010203e80032")))
+        for bad in ["0100010203e80032", "0104010203e80032", "0102100203e80032", "0102010803e80032", "02020102 03e80032",
+                    "0102010201f30032", "0102010203e80031", "0102010203e8003200", "0102010203e800"] {
+            XCTAssertThrowsError(try UWBCapabilities.decode(Bytes(testHex: bad.replacingOccurrences(of: " ", with: ""))), bad)
+        }
+        XCTAssertThrowsError(try RangingCapabilitiesAnswer.decode(Bytes(testHex: "04000000116955b9000102010203e80032")), "not an answer to 0x08")
+        XCTAssertThrowsError(try RangingCapabilitiesAnswer.decode(Bytes(testHex: "08002200116955b9000102010203e80032")), "not ok")
+    }
 }

@@ -12,15 +12,31 @@ import Glibc
 enum RangingKAT {
     /// keyRanging of section 13.
     static let rangingKey = Bytes(testHex: "b1b1fe22a9f9c94ce6e75964cec49808d0e744e25e5eac8f49159517603085ef")
-    static let setup = try! RangingSetup(sessionID: 0x2f6b_41e9, channel: 9, preambleCode: 10, stsLength: 64,
+    static let setup = try! RangingSetup(sessionID: 0x2f6b_41e9, channel: 9, preambleCode: 9, stsLength: 64,
                                          roundIntervalMillis: 100, replyDelayMicros: 1000, replyJitterMicros: 500,
                                          firstRound: 1)
     /// A Final whose round straddles the 40-bit wrap (poll_tx just below 2^40).
     static let stamps = InitiatorTimestamps(pollTx: UWBTimestamp(0xff_fff0_0000), responseRx: UWBTimestamp(0x00_03d1_e3a5),
                                             finalTx: UWBTimestamp(0x00_0864_2201))
 
+    /// What a car with the default board (channel 9, preamble code 9, STS 64) accepts: the
+    /// agent's capabilities for `BoardUWB`'s defaults (UWBServiceCapabilitiesTests checks it).
+    static var defaultBoard: UWBCapabilities {
+        var capabilities = UWBCapabilities()
+        capabilities.channels = [9]
+        capabilities.preambleCodes = [9]
+        capabilities.stsLengths = [64]
+        return capabilities
+    }
+
     static func values() throws -> [(String, Bytes)] {
         var out: [(String, Bytes)] = []
+        out.append(("rangingCapabilities Command plaintext",
+                    try CommandBody(command: .rangingCapabilities, expiresAt: KAT.expiresAt).encoded()))
+        out.append(("default board capabilities", defaultBoard.encoded()))
+        out.append(("rangingCapabilities Response plaintext",
+                    RangingCapabilitiesAnswer(vehicleState: [.locked, .trunkLocked], carTime: KAT.carTime, capabilities: defaultBoard).encoded()))
+        out.append(("every value capabilities", UWBCapabilities().encoded()))
         out.append(("ranging key", rangingKey))
         out.append(("rangingSetup arguments", setup.encoded()))
         out.append(("rangingSetup Command plaintext",
@@ -43,20 +59,24 @@ enum RangingKAT {
     /// The documented values (docs/protocol.md section 19), cross-checked with Python's hmac
     /// and `openssl kdf ... mode:EXPAND_ONLY HKDF`.
     static let expected: [(String, String)] = [
+        ("rangingCapabilities Command plaintext", "086955b90a00"),
+        ("default board capabilities", "0102010203e80032"),
+        ("rangingCapabilities Response plaintext", "08000000116955b9000102010203e80032"),
+        ("every value capabilities", "01030f0703e80032"),
         ("ranging key", "b1b1fe22a9f9c94ce6e75964cec49808d0e744e25e5eac8f49159517603085ef"),
-        ("rangingSetup arguments", "012f6b41e9090a40006403e801f400000001"),
-        ("rangingSetup Command plaintext", "076955b90a12012f6b41e9090a40006403e801f400000001"),
-        ("ranging HKDF-Expand info", "4f434b31207577622d737473012f6b41e9090a40006403e801f400000001"),
+        ("rangingSetup arguments", "012f6b41e9090940006403e801f400000001"),
+        ("rangingSetup Command plaintext", "076955b90a12012f6b41e9090940006403e801f400000001"),
+        ("ranging HKDF-Expand info", "4f434b31207577622d737473012f6b41e9090940006403e801f400000001"),
         ("ranging OKM",
-            "f1ced575cf72e0aef60fb7b06d4fa942c111619243d2c363f0375d5d57a96b03b7e6ee114421a2bb89a7d10f5c6a082e"
-            + "41aaa939b1efe6ce06a50d6c9509a3e9"),
-        ("STS key", "f1ced575cf72e0aef60fb7b06d4fa942"),
-        ("STS IV base", "c111619243d2c363f0375d5d57a96b03"),
-        ("frame key", "b7e6ee114421a2bb89a7d10f5c6a082e41aaa939b1efe6ce06a50d6c9509a3e9"),
-        ("STS IV round 1", "c111619243d2c363f0375d5d00000004"),
-        ("Poll round 1", "012f6b41e900000001e39a22c71fe3c886"),
-        ("Response round 1", "022f6b41e90000000124898f05819e25fe"),
-        ("Final round 1", "032f6b41e9000000010000f0ffffa5e3d103000122640800c451db8af60b07c3"),
+            "4518213b2a43b6cc6daf6b88dc89b5e32b2d698b070f0f1d061eda6416117c77bf648fa4b0b3eaba873243eab4d89450"
+            + "9600351e5ba49ff291a80007a3f499f2"),
+        ("STS key", "4518213b2a43b6cc6daf6b88dc89b5e3"),
+        ("STS IV base", "2b2d698b070f0f1d061eda6416117c77"),
+        ("frame key", "bf648fa4b0b3eaba873243eab4d894509600351e5ba49ff291a80007a3f499f2"),
+        ("STS IV round 1", "2b2d698b070f0f1d061eda6400000004"),
+        ("Poll round 1", "012f6b41e9000000019c52fb83cc07c7df"),
+        ("Response round 1", "022f6b41e9000000016a34a682d8bda794"),
+        ("Final round 1", "032f6b41e9000000010000f0ffffa5e3d103000122640800bbe9d48401d7d0dd"),
     ]
 }
 
@@ -101,6 +121,19 @@ final class RangingKnownAnswerTests: XCTestCase {
         XCTAssertEqual(poll.hexString, expected["Poll round 1"])
         var responder = DSTWRResponder(material: material, random: SeededRandom("kat"))
         XCTAssertEqual(responder.startRound().first, actions.first)
+    }
+
+    /// The documented capabilities decode back to what they say, and the default board
+    /// accepts the documented setup; a car whose module offers only the other values refuses it.
+    func testDocumentedCapabilitiesAndTheExampleSetup() throws {
+        let expected = Dictionary(uniqueKeysWithValues: RangingKAT.expected)
+        let board = try UWBCapabilities.decode(Bytes(testHex: try XCTUnwrap(expected["default board capabilities"])))
+        XCTAssertEqual(board, RangingKAT.defaultBoard)
+        XCTAssertNoThrow(try board.check(RangingKAT.setup), "the default board accepts the example's setup")
+        let answer = try RangingCapabilitiesAnswer.decode(Bytes(testHex: try XCTUnwrap(expected["rangingCapabilities Response plaintext"])))
+        XCTAssertEqual(answer.capabilities, board)
+        XCTAssertEqual(answer.response.command, .rangingCapabilities)
+        XCTAssertEqual(try UWBCapabilities.decode(Bytes(testHex: "01030f0703e80032")), UWBCapabilities())
     }
 
     func testDocumentShowsTheSameValues() throws {

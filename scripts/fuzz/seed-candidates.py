@@ -38,7 +38,7 @@ binary = ["message", "hello", "challenge", "auth-response", "fault", "encrypted-
           "pairing-hello", "pairing-challenge", "pairing-proof", "pairing-result", "advertising-key-grant",
           "session-record", "share-certificate", "revocation", "stored-key-record", "stored-key-activity",
           "stored-revocation", "remote-command", "signed-config", "revocation-list", "fleet-key-grant",
-          "ranging-setup", "sealed-record", "att-request", "dw3000-header"]
+          "ranging-setup", "ranging-capabilities", "sealed-record", "att-request", "dw3000-header"]
 for t in binary:
     for i, b in enumerate(kat):
         put(t, "kat-%03d" % i, b)

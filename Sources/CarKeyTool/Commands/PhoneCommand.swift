@@ -59,7 +59,7 @@ extension Command {
             .value("object", placeholder: "FILE", help: "revoke: the signed revocation (from carkey revoke)"),
             .value("encoding", placeholder: "der|raw", help: "AuthResponse signature encoding (default der)"),
             .value("timeout", placeholder: "SECONDS", help: "Bound on each wait for the car (default 5)"),
-            .flag("uwb", help: "Set up UWB ranging in the session first (command 0x07), let the car range, then send the command"),
+            .flag("uwb", help: "Ask the car's UWB capabilities (command 0x08), set up ranging within them (0x07), let the car range, then send the command"),
             .value("uwb-interval", placeholder: "MS", help: "--uwb: the ranging round interval (default 50, 20 rounds a second)"),
             .value("uwb-wait", placeholder: "MS", help: "--uwb: how long to range before the command (default 400)"),
             .value("misbehave", placeholder: "MODE", help: "Testing aid: break one protocol rule on purpose (modes below)"),

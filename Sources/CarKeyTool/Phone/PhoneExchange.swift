@@ -84,10 +84,24 @@ struct PhoneExchange {
         let handshakeMillis = Self.preciseMillis() - handshakeStart
 
         if let uwb = options.uwb {
-            // Ranging first (docs/protocol.md 19): the car measures the distance while the phone
-            // waits; a refused setup (rangingUnsupported) is the visit's answer.
-            let setup = try attempt { try RangingSetup.random(using: SystemRandom(), roundIntervalMillis: uwb.intervalMillis) }
+            // Ranging first (docs/protocol.md 19): ask what the car's module accepts, propose a
+            // setup within it, and let the car measure the distance while the phone waits. A car
+            // without a module (rangingUnsupported) or a refused setup is the visit's answer.
             let setupStart = Self.preciseMillis()
+            try attempt { try link.send(try phone.rangingCapabilitiesCommand(now: now())) }
+            let asked = try awaitResponse(link, &phone)
+            let setup: RangingSetup
+            if let capabilities = phone.carRangingCapabilities {
+                writeStderr("carkey phone: uwb: the car accepts \(capabilities)\n")
+                setup = try attempt { try capabilities.proposal(using: SystemRandom(), roundIntervalMillis: uwb.intervalMillis) }
+            } else if asked.fault == .malformedMessage && asked.commandByte == ResponseBody.noCommand {
+                // A car older than the query: the protocol's preferred values, as before it.
+                writeStderr("carkey phone: uwb: the car does not tell its capabilities; proposing the preferred values\n")
+                setup = try attempt { try RangingSetup.random(using: SystemRandom(), roundIntervalMillis: uwb.intervalMillis) }
+            } else {
+                return .response(asked, session: session!, handshakeMillis: handshakeMillis,
+                                 commandMillis: Self.preciseMillis() - setupStart)
+            }
             try attempt { try link.send(try phone.rangingSetupCommand(setup, now: now())) }
             let answer = try awaitResponse(link, &phone)
             guard answer.result == 0 else {

@@ -209,8 +209,15 @@ public final class CloudLink {
         nextHeartbeatMillis = nowMillis + UInt64(settings.heartbeatSeconds) * 1000
     }
 
-    /// Clean stop: retained "offline", then DISCONNECT (so the broker discards the will).
+    /// Clean stop, when connected: what the outbox holds is handed over and its acknowledgements
+    /// awaited (for at most `drainMillis`), so what the agent queued last (its final audit
+    /// checkpoint) reaches the broker now and not at the next connect; then retained "offline",
+    /// acknowledged within another `drainMillis`; then DISCONNECT (so the broker discards the
+    /// will). Messages not acknowledged in time stay in the outbox for the next connect.
     public func stop(drainMillis: UInt64 = 2_000, clock: () -> UInt64) {
+        if state == .connected {
+            drain(until: clock() + drainMillis, clock: clock)
+        }
         if state == .connected {
             let payload = PresencePayload.encode(state: "offline", birth: birth)
             if let mid = try? transport.publish(MQTTPublish(topic: settings.statusTopic, payload: payload, qos: .atLeastOnce, retain: true)) {
@@ -225,6 +232,21 @@ public final class CloudLink {
             transport.disconnect()
         }
         state = .stopped
+    }
+
+    /// Hands the outbox over and services the connection until nothing is in flight or unread,
+    /// the deadline passes, or the connection fails. Inbound messages that arrive meanwhile
+    /// are not handed on: the agent is stopping and its mailbox is no longer read.
+    private func drain(until deadline: UInt64, clock: () -> UInt64) {
+        outboxDirty = true
+        var reports: [CloudLinkReport] = []
+        while state == .connected && clock() < deadline {
+            if outboxDirty { pump(nowMillis: clock(), reports: &reports) }
+            if inFlight.isEmpty && !outboxDirty { return }
+            let (events, error) = transport.service(timeoutMillis: 50)
+            for event in events { handle(event, nowMillis: clock(), reports: &reports) }
+            if error != nil { return }
+        }
     }
 
     private var isWaiting: Bool {

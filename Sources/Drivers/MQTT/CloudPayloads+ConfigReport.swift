@@ -14,6 +14,6 @@ extension StoreTransaction {
             ("id", .string(uuid)), ("seq", .integer(sequence)), ("time", .integer(time.seconds)), ("timeTrusted", .bool(time.trusted)),
         ] + fields)
         return try enqueue(OutboxEntry(topic: topics.configReported, payload: payload.bytes, qos: 1, retain: true,
-                                       priority: .commandResult, sequence: 0, uuid: uuid, coalesceKey: topics.configReported))
+                                       priority: .commandResult, sequence: sequence, uuid: uuid, coalesceKey: topics.configReported))
     }
 }

@@ -108,6 +108,6 @@ extension StoreTransaction {
         let uuid = try UUIDv4.make(random: randomSource)
         return try enqueue(OutboxEntry(topic: topics.state, payload: report.encode(uuid: uuid, sequence: sequence, timeSeconds: time.seconds,
                                                                                  timeTrusted: time.trusted),
-                                       qos: 1, retain: true, priority: .stateReport, sequence: 0, uuid: uuid, coalesceKey: topics.state))
+                                       qos: 1, retain: true, priority: .stateReport, sequence: sequence, uuid: uuid, coalesceKey: topics.state))
     }
 }

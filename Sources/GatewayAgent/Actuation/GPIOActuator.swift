@@ -70,9 +70,9 @@ final class GPIOActuator: VehicleActuator {
         case .revoke:
             // Revocations reach the agent as CarAction.revoke, never as an actuation.
             return CommandOutcome(fault: .internalError, state: state, summary: "revoke is not an actuation")
-        case .rangingSetup:
-            // Answered by the engine itself (CarAction.startRanging), never an actuation.
-            return CommandOutcome(fault: .internalError, state: state, summary: "rangingSetup is not an actuation")
+        case .rangingSetup, .rangingCapabilities:
+            // Answered by the engine itself, never an actuation.
+            return CommandOutcome(fault: .internalError, state: state, summary: "\(request.command) is not an actuation")
         }
     }
 

@@ -99,7 +99,7 @@ final class AgentCloud {
                     ("request", .string(requestID)), ("type", .string(type)), ("result", .string(result)), ("fault", faultValue),
                 ] + extra + computed)
                 try transaction.enqueue(OutboxEntry(topic: topics.results, payload: payload.bytes, qos: 2, priority: .commandResult,
-                                                    sequence: 0, uuid: uuid))
+                                                    sequence: sequence, uuid: uuid))
             }
         } catch {
             log.info("cloud: result for \(requestID) not queued: \(error)")

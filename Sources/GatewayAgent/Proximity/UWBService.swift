@@ -55,7 +55,7 @@ final class UWBService: LoopSource {
     static func capabilities(for board: BoardUWB) -> UWBCapabilities {
         var capabilities = UWBCapabilities()
         capabilities.channels = [board.channel]
-        capabilities.preambleCodes = board.preambleCode...board.preambleCode
+        capabilities.preambleCodes = [board.preambleCode]
         capabilities.stsLengths = board.stsLength <= UInt16(UInt8.max) ? [UInt8(board.stsLength)] : []
         return capabilities
     }

@@ -1,5 +1,6 @@
 // The rangingSetup command (docs/protocol.md section 19, rule S9b): checked, answered and
-// turned into a RangingGrant without involving the actuator layer.
+// turned into a RangingGrant without involving the actuator layer; and the
+// rangingCapabilities command (rule S9c), answered with what this car's module accepts.
 
 /// Bounds on ranging per key session.
 enum CarRangingPolicy {
@@ -39,5 +40,19 @@ extension CarProtocolEngine {
         let audit = CarAction.audit(AuditRecord(.commandCompleted, link: link, keyID: session.keyID,
                                                 command: .rangingSetup, now: now))
         return [.startRanging(grant), audit] + sendInSession(response, session: session, link: link, now: now)
+    }
+
+    /// Rule S9c: no arguments (`malformedMessage`); a car without a module answers
+    /// `rangingUnsupported`; otherwise the ok Response with the capabilities after its nine
+    /// bytes, and a `commandCompleted` audit. Nothing else changes.
+    mutating func answerRangingCapabilities(_ body: CommandBody, session: CarSession, link: LinkID,
+                                            now: ProtocolTime) throws(FaultCode) -> [CarAction] {
+        guard body.args.isEmpty else { throw .malformedMessage }
+        guard let capabilities = configuration.uwb else { throw .rangingUnsupported }
+        let answer = RangingCapabilitiesAnswer(vehicleState: lastVehicleState, carTime: session.sessionClock(at: now.monotonicMillis),
+                                               capabilities: capabilities)
+        let audit = CarAction.audit(AuditRecord(.commandCompleted, link: link, keyID: session.keyID,
+                                                command: .rangingCapabilities, now: now))
+        return [audit] + sendInSession(plaintext: answer.encoded(), session: session, link: link, now: now)
     }
 }

@@ -41,6 +41,9 @@ extension CarProtocolEngine {
                 // Answered here: nothing to actuate, and the agent needs the material at once.
                 return try startRanging(body, session: &session, record: record, link: link, now: now)
             }
+            if body.command == .rangingCapabilities {
+                return try answerRangingCapabilities(body, session: session, link: link, now: now)
+            }
             if body.command == .revoke {
                 // S8a: the signed object must verify (its faults never end the session).
                 let revocation = try RevocationValidator.verify(body.args, vehicleID: configuration.vehicleID, keys: keys)
@@ -85,9 +88,14 @@ extension CarProtocolEngine {
     /// Seals a Response with the session's next counter. If the counters are exhausted the
     /// session ends instead (no nonce is ever reused).
     mutating func sendInSession(_ body: ResponseBody, session: CarSession, link: LinkID, now: ProtocolTime) -> [CarAction] {
+        sendInSession(plaintext: body.encoded(), session: session, link: link, now: now)
+    }
+
+    /// The same for a Response plaintext that carries more than the nine bytes (19.2).
+    mutating func sendInSession(plaintext: Bytes, session: CarSession, link: LinkID, now: ProtocolTime) -> [CarAction] {
         var session = session
         do throws(FaultCode) {
-            let bytes = try session.channel.seal(.response, body.encoded())
+            let bytes = try session.channel.seal(.response, plaintext)
             links[link] = .established(session)
             return [.send(link, bytes)]
         } catch {

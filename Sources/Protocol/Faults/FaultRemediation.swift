@@ -41,7 +41,7 @@ extension FaultCode {
         case .malformedMessage:
             return "The message does not follow docs/protocol.md (length, field or type). Check the phone implementation with `carkey decode`."
         case .unsupportedVersion:
-            return "The car speaks protocol version 1 only. Update the phone app or the car."
+            return "The car speaks message version 1 (pairing version 2) only. Update the phone app or the car."
         case .lifetimeTooLong:
             return "The command's expiry is more than 30 s in the future on the car's session clock. Use a shorter lifetime."
         case .keychainFull:
@@ -71,7 +71,7 @@ extension FaultCode {
         case .rangingFailed:
             return "No valid UWB range was measured (timeouts, invalid STS or bad frames). Keep the phone unobstructed near the car and retry."
         case .rangingUnsupported:
-            return "The car cannot range with these parameters, or has no UWB module. Use the values in docs/protocol.md section 19 and a new session ID."
+            return "The car cannot range with these parameters, or has no UWB module. Ask the car what it accepts (ranging capabilities, docs/protocol.md 19.2) and propose within it, with a new session ID."
         case .pairingVersion:
             return "The car pairs with SPAKE2+ (pairing version 2) only; this app speaks an older pairing. Update the app and enter the code again."
         }

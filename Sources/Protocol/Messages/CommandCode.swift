@@ -15,6 +15,10 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
     /// arguments are a RangingSetup. Any valid key may send it: a range grants nothing by
     /// itself, and a key that may unlock must be able to prove it is near.
     case rangingSetup = 0x07
+    /// Asks what the car's UWB module accepts (docs/protocol.md 19.2), so the phone can propose
+    /// a setup the car takes. No arguments; the ok Response carries the capabilities after its
+    /// nine bytes. Any valid key may send it, like rangingSetup.
+    case rangingCapabilities = 0x08
 
     /// The permission bit required, or nil when any valid key may send it.
     public var requiredPermission: Permissions? {
@@ -23,18 +27,18 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .lock: return .lock
         case .trunkRelease: return .trunk
         case .revoke: return .manage
-        case .status, .userVerified, .rangingSetup: return nil
+        case .status, .userVerified, .rangingSetup, .rangingCapabilities: return nil
         }
     }
 
     /// True for the commands that drive a lock actuator. Their acceptance is audited before
     /// the engine asks for the actuation (`commandAccepted`), so the decision can be made
     /// durable before anything moves. Revoke changes keys instead (its own audited write);
-    /// status, user verified and ranging setup change nothing.
+    /// status, user verified and the two ranging commands change nothing.
     public var movesActuator: Bool {
         switch self {
         case .unlock, .lock, .trunkRelease: return true
-        case .status, .userVerified, .revoke, .rangingSetup: return false
+        case .status, .userVerified, .revoke, .rangingSetup, .rangingCapabilities: return false
         }
     }
 
@@ -47,6 +51,7 @@ public enum CommandCode: UInt8, Sendable, CaseIterable, CustomStringConvertible 
         case .userVerified: return "userVerified"
         case .revoke: return "revoke"
         case .rangingSetup: return "rangingSetup"
+        case .rangingCapabilities: return "rangingCapabilities"
         }
     }
 

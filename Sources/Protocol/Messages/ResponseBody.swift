@@ -51,3 +51,30 @@ public struct ResponseBody: Equatable, Sendable {
         return ResponseBody(commandByte: command, result: result, vehicleState: state, carTime: carTime)
     }
 }
+
+/// The ok answer to rangingCapabilities (0x08, docs/protocol.md 19.2): the nine Response bytes
+/// with command 0x08 and result 0, then the car's UWBCapabilities (8 bytes): 17 bytes. Any
+/// other answer to 0x08 (a fault) is a plain nine-byte Response.
+public struct RangingCapabilitiesAnswer: Equatable, Sendable {
+    public static let length = ResponseBody.length + UWBCapabilities.encodedLength
+
+    public let response: ResponseBody
+    public let capabilities: UWBCapabilities
+
+    public init(vehicleState: VehicleState, carTime: UInt32, capabilities: UWBCapabilities) {
+        response = ResponseBody(command: .rangingCapabilities, fault: nil, vehicleState: vehicleState, carTime: carTime)
+        self.capabilities = capabilities
+    }
+
+    public func encoded() -> Bytes { response.encoded() + capabilities.encoded() }
+
+    public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> RangingCapabilitiesAnswer {
+        guard bytes.count > ResponseBody.length else { throw .truncated(field: "capabilities", needed: length, available: bytes.count) }
+        let response = try ResponseBody.decode(Array(bytes[..<ResponseBody.length]))
+        guard response.command == .rangingCapabilities, response.isOK else {
+            throw .invalidField(field: "result", reason: "only an ok answer to rangingCapabilities carries capabilities")
+        }
+        let capabilities = try UWBCapabilities.decode(Array(bytes[ResponseBody.length...]))
+        return RangingCapabilitiesAnswer(vehicleState: response.vehicleState, carTime: response.carTime, capabilities: capabilities)
+    }
+}

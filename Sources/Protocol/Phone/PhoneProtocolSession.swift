@@ -17,6 +17,8 @@ public struct PhoneProtocolSession: Sendable {
         var pending: CommandCode?
         /// Root of this session's ranging material (section 19); dies with the session.
         let rangingKey: Bytes
+        /// What the car's UWB module accepts, once it answered rangingCapabilities.
+        var rangingCapabilities: UWBCapabilities?
     }
 
     public let configuration: PhoneConfiguration
@@ -72,7 +74,18 @@ public struct PhoneProtocolSession: Sendable {
             let plaintext: Bytes
             do throws(FaultCode) { plaintext = try session.channel.open(record) } catch { throw PhoneError.from(error) }
             let body: ResponseBody
-            do throws(MessageFormatError) { body = try ResponseBody.decode(plaintext) } catch { throw .malformed(error) }
+            do throws(MessageFormatError) {
+                // Only the ok answer to rangingCapabilities is longer than nine bytes (19.2).
+                if session.pending == .rangingCapabilities, plaintext.count > ResponseBody.length {
+                    let answer = try RangingCapabilitiesAnswer.decode(plaintext)
+                    body = answer.response
+                    session.rangingCapabilities = answer.capabilities
+                } else {
+                    body = try ResponseBody.decode(plaintext)
+                }
+            } catch {
+                throw .malformed(error)
+            }
             session.pending = nil
             // The car closes the link after these; so do we.
             if let fault = body.fault, [.sessionExpired, .revoked, .expired, .unknownKey].contains(fault) {

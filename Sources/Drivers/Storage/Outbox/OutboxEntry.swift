@@ -7,7 +7,8 @@ public struct OutboxEntry: Sendable, Equatable {
     public var qos: Int32
     public var retain: Bool
     public var priority: OutboxPriority
-    /// The source record's sequence (event seq), 0 if none.
+    /// The payload's `seq` (the event's, or the topic's own counter), sent again as the v5
+    /// user property `seq`, so the two always agree; 0 if the payload has none.
     public var sequence: Int64
     /// A fixed identity (e.g. the event's UUID); nil draws a fresh UUIDv4.
     public var uuid: String?

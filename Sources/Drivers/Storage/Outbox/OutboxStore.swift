@@ -21,7 +21,7 @@ public struct OutboxMessage: Sendable, Equatable {
     public var qos: Int32
     public var retain: Bool
     public var priority: OutboxPriority
-    /// Sequence number of the source record (the event log's seq for events), 0 if none.
+    /// The payload's `seq` (the event log's seq for events), 0 if none; the user property `seq`.
     public var sequence: Int64
 
     public init(id: Int64, uuid: String, topic: String, payload: [UInt8], qos: Int32, retain: Bool,
