@@ -76,7 +76,7 @@ final class AgentConfigCLITests: XCTestCase {
 
     func testMissingGPIOChipStopsTheAgentAtStartUp() throws {
         // Real GPIO (no --simulate) with a chip label no machine has: safe to run on a Pi too.
-        let board = String(decoding: try Files.read(Self.repositoryRoot + "/board/raspberrypi5.json"), as: UTF8.self)
+        let board = String(decoding: try Files.read(Self.repositoryRoot + "/board/raspberrypi5-uwb.json"), as: UTF8.self)
             .split(separator: "pinctrl-rp1", omittingEmptySubsequences: false).joined(separator: "opencarkey-no-such-chip")
         try Subprocess.write(board, to: folder + "/board.json")
         let result = try Subprocess.run("carkey-agent", ["run", "--state-dir", folder + "/state", "--vehicle-id", "OCK-TEST-1",

@@ -95,7 +95,7 @@ final class AttackHostileFilesTests: XCTestCase {
         let outcome = try run(["--config", config])
         expectRefused(outcome, saying: "key 'service.timeoutSeconds' must be an integer, got 300.5", attack: "files.fractional-config")
 
-        let text = String(decoding: try Files.read(Subprocess.repositoryRoot + "/board/raspberrypi5.json"), as: UTF8.self)
+        let text = String(decoding: try Files.read(Subprocess.repositoryRoot + "/board/raspberrypi5-uwb.json"), as: UTF8.self)
         let board = folder + "/board.json"
         try write(Array(text.split(separator: #""line": 17,"#, omittingEmptySubsequences: false).joined(separator: #""line": 17.5,"#).utf8), to: board)
         let boardOutcome = try run(["--board", board])

@@ -42,12 +42,12 @@ final class BoardSupportTests: XCTestCase {
 
     // MARK: Raspberry Pi 4 and 5
 
-    func testThePiOverlayCompilesAndMatchesBothPiBoardFiles() throws {
+    func testThePiOverlayCompilesAndMatchesBothPiUWBBoardFiles() throws {
         try requireDTC()
         let tree = try compile(Self.repositoryRoot + "/board/overlays/opencarkey-dwm3000-rpi.dts")
         XCTAssertEqual(tree.property("/", "compatible"), "\"brcm,bcm2835\"")
         XCTAssertEqual(Set(tree.propertyNames("/__fixups__")), ["spi0", "spidev0", "gpio"], "the labels it patches")
-        for name in ["raspberrypi4", "raspberrypi5"] {
+        for name in ["raspberrypi4-uwb", "raspberrypi5-uwb"] {
             XCTAssertEqual(PiOverlayCheck.problems(tree: tree, board: try board(name)), [], name)
         }
     }
@@ -57,12 +57,12 @@ final class BoardSupportTests: XCTestCase {
         let source = String(decoding: try Files.read(Self.repositoryRoot + "/board/overlays/opencarkey-dwm3000-rpi.dts"), as: UTF8.self)
         let moved = folder + "/moved.dts"
         try Subprocess.write(source.replacingOccurrences(of: "irq-gpios = <&gpio 25 0>", with: "irq-gpios = <&gpio 24 0>"), to: moved)
-        let problems = PiOverlayCheck.problems(tree: try compile(moved), board: try board("raspberrypi4"))
+        let problems = PiOverlayCheck.problems(tree: try compile(moved), board: try board("raspberrypi4-uwb"))
         XCTAssertTrue(problems.contains { $0.hasPrefix("irq-gpios line 24") }, "\(problems)")
         // And when the reset line lands on a line the board file already uses.
         let clash = folder + "/clash.dts"
         try Subprocess.write(source.replacingOccurrences(of: "reset-gpios = <&gpio 4 1>", with: "reset-gpios = <&gpio 17 1>"), to: clash)
-        let clashes = PiOverlayCheck.problems(tree: try compile(clash), board: try board("raspberrypi5"))
+        let clashes = PiOverlayCheck.problems(tree: try compile(clash), board: try board("raspberrypi5-uwb"))
         XCTAssertTrue(clashes.contains { $0.contains("reset-gpios line 17 is used by the board file") }, "\(clashes)")
     }
 

@@ -154,6 +154,72 @@ final class DebianPackageTests: XCTestCase {
         XCTAssertTrue(findings.contains("./var/lib/opencarkey/ is in the archive (the postinst makes it, so dpkg never deletes it)"), "\(findings)")
     }
 
+    // MARK: the documentation against the package
+
+    /// Every installed path the shipped documentation names (the README, board/README.md,
+    /// docs/operations.md, the unit, the packaged agent.json and the man pages, read from the
+    /// package itself) is in the package, and every user it names is the package's user.
+    func testEveryInstalledPathAndUserTheDocumentationNamesIsThePackages() throws {
+        let built = try packages()
+        let deb = try XCTUnwrap(built.packages["amd64"])
+        let tree = built.folder + "/unpacked-docs"
+        let unpack = try Subprocess.run("/bin/sh", ["-c", "rm -rf \"$1\" && dpkg-deb -x \"$2\" \"$1\"", "unpack", tree, deb])
+        XCTAssertEqual(unpack.status, 0, unpack.stderr)
+        let installed = try PackageLayout.installedPaths(deb)
+        let sysusers = try Subprocess.read(tree + "/usr/lib/sysusers.d/carkey-agent.conf")
+        let user = try XCTUnwrap(try Sysusers(sysusers).users.first, "the package declares its user")
+        XCTAssertEqual(user, "carkey")
+        let postinst = try Subprocess.run("/bin/sh", ["-c", "dpkg-deb -I \"$1\" postinst", "postinst", deb]).stdout
+        XCTAssertTrue(postinst.contains("install -d -m 0700 -o \(user) -g \(user)"), "the postinst makes the state directory for \(user)")
+
+        var documents: [DocumentedPaths.Document] = []
+        for path in DocumentedPaths.documents {
+            let file = tree + path
+            let text = path.hasSuffix(".gz")
+                ? try Subprocess.run("/bin/sh", ["-c", "gzip -dc \"$1\"", "gunzip", file]).stdout
+                : try Subprocess.read(file)
+            XCTAssertFalse(text.isEmpty, "\(path) is in the package")
+            documents.append(DocumentedPaths.Document(name: path, text: text))
+        }
+        let findings = DocumentedPaths.findings(documents, installed: installed, user: user)
+        XCTAssertEqual(findings, [], "documentation that does not match the package")
+        // The checker saw the paths this issue was about (so an empty list means checked, not skipped).
+        let named = Set(documents.flatMap { DocumentedPaths.installedPaths(in: $0.text) })
+        for path in ["/usr/share/opencarkey/overlays/opencarkey-dwm3000-rpi.dtbo", "/usr/share/opencarkey/boards/raspberrypi5-uwb.json",
+                     "/usr/share/opencarkey/boards/raspberrypi5-no-uwb.json", "/lib/udev/rules.d/60-opencarkey.rules",
+                     "/usr/share/doc/carkey-agent/board/README.md", "/etc/opencarkey/agent.json"] {
+            XCTAssertTrue(named.contains(path), "the documentation names \(path)")
+        }
+        // The packaged overlay is the repository's source, compiled.
+        let dtbo = built.folder + "/fresh.dtbo"
+        let compiled = try Subprocess.run("/usr/bin/dtc", ["-@", "-I", "dts", "-O", "dtb", "-o", dtbo,
+                                                           Self.repositoryRoot + "/board/overlays/opencarkey-dwm3000-rpi.dts"])
+        XCTAssertEqual(compiled.status, 0, compiled.stderr)
+        let same = try Subprocess.run("/usr/bin/cmp", [dtbo, tree + "/usr/share/opencarkey/overlays/opencarkey-dwm3000-rpi.dtbo"])
+        XCTAssertEqual(same.status, 0, "the packaged .dtbo is the compiled overlay: \(same.stdout)")
+    }
+
+    func testTheDocumentationCheckerFindsAMissingPathAndAnotherUser() {
+        let installed: Set<String> = ["/usr/bin/carkey-agent", "/lib/udev/rules.d/60-opencarkey.rules", "/usr/share/opencarkey/boards",
+                                      "/usr/share/opencarkey/boards/raspberrypi5-uwb.json", "/usr/share/doc/carkey-agent",
+                                      "/usr/share/doc/carkey-agent/board/README.md", "/etc/opencarkey/agent.json"]
+        let text = """
+            Rules in `/usr/lib/udev/rules.d/60-opencarkey.rules`, boards in /usr/share/opencarkey/boards/.
+            Documentation=file:///usr/share/doc/opencarkey/README.md
+            Documentation=file:///usr/share/doc/carkey-agent/board/README.md
+            "board": "/usr/share/opencarkey/boards/raspberrypi5.json", config /etc/opencarkey/agent.json,
+            a PIN file /etc/opencarkey/token.pin and state in /var/lib/opencarkey (not package files).
+            sudo -u opencarkey carkey-agent backup; User=carkey; the user `carkey`.
+            """
+        let findings = DocumentedPaths.findings([DocumentedPaths.Document(name: "doc", text: text)], installed: installed, user: "carkey")
+        XCTAssertEqual(findings, [
+            "doc names /usr/lib/udev/rules.d/60-opencarkey.rules, which the package does not install",
+            "doc names /usr/share/doc/opencarkey/README.md, which the package does not install",
+            "doc names /usr/share/opencarkey/boards/raspberrypi5.json, which the package does not install",
+            "doc names the user opencarkey, the package's user is carkey",
+        ])
+    }
+
     // MARK: install, upgrade, remove, purge
 
     func testInstallUpgradeRemovePurgeInABookwormChroot() throws {
@@ -261,8 +327,108 @@ private enum DebianPackageLocations {
     static var root: String { Subprocess.repositoryRoot }
 }
 
+/// The installed files the documentation names, and the users it names, compared with a package.
+enum DocumentedPaths {
+    struct Document {
+        let name: String
+        let text: String
+    }
+
+    /// Where the shipped documentation lives in the package.
+    static let documents = [
+        "/usr/share/doc/carkey-agent/README.md",
+        "/usr/share/doc/carkey-agent/board/README.md",
+        "/usr/share/doc/carkey-agent/docs/operations.md",
+        "/usr/share/doc/carkey-agent/board/raspberrypi/config.txt",
+        "/lib/systemd/system/carkey-agent.service",
+        "/etc/opencarkey/agent.json",
+        "/usr/share/man/man8/carkey-agent.8.gz",
+        "/usr/share/man/man1/carkey.1.gz",
+    ]
+
+    private static func isPathCharacter(_ c: Character) -> Bool {
+        c.isLetter || c.isNumber || "._-/+*@".contains(c)
+    }
+
+    /// Absolute paths under /usr or /lib with "carkey" in them (the package's own names), and
+    /// the config file: what the text says the package installs. Other paths (the state
+    /// directory, files an administrator adds to /etc/opencarkey, other packages' files) are
+    /// not the package's to have.
+    static func installedPaths(in text: String) -> [String] {
+        let characters = Array(text.replacingOccurrences(of: "file://", with: " "))
+        var paths: [String] = []
+        var index = 0
+        while index < characters.count {
+            let startsPath = characters[index] == "/" && (index == 0 || !isPathCharacter(characters[index - 1]))
+            guard startsPath else { index += 1; continue }
+            var end = index
+            while end < characters.count, isPathCharacter(characters[end]) { end += 1 }
+            var path = String(characters[index..<end])
+            index = end
+            while let last = path.last, ".-".contains(last) { path.removeLast() }
+            if path.count > 1, path.hasSuffix("/") { path.removeLast() }
+            let owned = (path.hasPrefix("/usr/") || path.hasPrefix("/lib/")) && path.contains("carkey")
+            if owned || path == "/etc/opencarkey/agent.json" { paths.append(path) }
+        }
+        return paths
+    }
+
+    /// Users named as `sudo -u NAME`, `User=NAME` or "user `NAME`".
+    static func userNames(in text: String) -> [String] {
+        var names: [String] = []
+        for marker in ["sudo -u ", "User=", "user `"] {
+            var rest = Substring(text)
+            while let range = rest.range(of: marker) {
+                let name = rest[range.upperBound...].prefix { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "-" }
+                if !name.isEmpty { names.append(String(name)) }
+                rest = rest[range.upperBound...]
+            }
+        }
+        return names
+    }
+
+    /// One line per disagreement: a named path the package does not install (a glob needs one
+    /// installed path under its fixed part), a named user that is not the package's.
+    static func findings(_ documents: [Document], installed: Set<String>, user: String) -> [String] {
+        var findings: [String] = []
+        for document in documents {
+            var reported = Set<String>()
+            for path in installedPaths(in: document.text) where !reported.contains(path) {
+                reported.insert(path)
+                let found: Bool
+                if let star = path.firstIndex(of: "*") {
+                    let fixed = String(path[..<star])
+                    found = installed.contains { $0.hasPrefix(fixed) }
+                } else {
+                    found = installed.contains(path)
+                }
+                if !found { findings.append("\(document.name) names \(path), which the package does not install") }
+            }
+            for name in Set(userNames(in: document.text)).sorted() where name != user {
+                findings.append("\(document.name) names the user \(name), the package's user is \(user)")
+            }
+        }
+        return findings
+    }
+}
+
 /// What the archive must hold, read with dpkg-deb -c (listing) and -f / --ctrl-tarfile (control).
 private enum PackageLayout {
+    /// Every file and folder in the archive as an absolute path ("./usr/bin/" -> "/usr/bin").
+    static func installedPaths(_ deb: String) throws -> Set<String> {
+        let listing = try Subprocess.run("/usr/bin/dpkg-deb", ["-c", deb])
+        guard listing.status == 0 else { throw LintianFailure(reason: "dpkg-deb -c: \(listing.stderr)") }
+        var paths: Set<String> = []
+        for line in listing.stdout.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6 else { continue }
+            var path = String(fields[5].dropFirst())
+            if path.count > 1, path.hasSuffix("/") { path.removeLast() }
+            paths.insert(path)
+        }
+        return paths
+    }
+
     /// path -> "mode owner/group" as dpkg-deb -c prints them.
     static let expected: [String: String] = [
         "./usr/bin/carkey-agent": "-rwxr-xr-x root/root",
@@ -278,8 +444,21 @@ private enum PackageLayout {
         "./usr/share/man/man8/carkey-agent.8.gz": "-rw-r--r-- root/root",
         "./usr/share/man/man1/carkey.1.gz": "-rw-r--r-- root/root",
         "./usr/share/opencarkey/boards/simulated.json": "-rw-r--r-- root/root",
-        "./usr/share/opencarkey/boards/raspberrypi5.json": "-rw-r--r-- root/root",
+        // A Pi with and without the UWB module: both files of each model.
+        "./usr/share/opencarkey/boards/raspberrypi4-uwb.json": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/boards/raspberrypi4-no-uwb.json": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/boards/raspberrypi5-uwb.json": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/boards/raspberrypi5-no-uwb.json": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/boards/sk-tda4vm.json": "-rw-r--r-- root/root",
+        // Compiled at package build time: a Pi image has no dtc.
         "./usr/share/opencarkey/overlays/opencarkey-dwm3000-rpi.dts": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/overlays/opencarkey-dwm3000-rpi.dtbo": "-rw-r--r-- root/root",
+        "./usr/share/opencarkey/overlays/opencarkey-dwm3000-sk-tda4vm.dtbo": "-rw-r--r-- root/root",
+        // What the unit's Documentation= and the packaged agent.json point to.
+        "./usr/share/doc/carkey-agent/README.md": "-rw-r--r-- root/root",
+        "./usr/share/doc/carkey-agent/board/README.md": "-rw-r--r-- root/root",
+        "./usr/share/doc/carkey-agent/board/raspberrypi/config.txt": "-rw-r--r-- root/root",
+        "./usr/share/doc/carkey-agent/docs/operations.md": "-rw-r--r-- root/root",
     ]
 
     static func findings(_ deb: String, version: String, arch: String) throws -> [String] {

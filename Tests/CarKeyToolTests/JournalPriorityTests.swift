@@ -24,6 +24,8 @@ final class JournalPriorityTests: XCTestCase {
     func testLinesCarryTheirPriorityOnlyWhenStderrIsTheJournal() throws {
         let journal = try stderrOfARun(matching: true)
         XCTAssertTrue(journal.contains("<6>carkey-agent: stopping on signal"), journal)
+        // What `journalctl -u carkey-agent` shows when the unit's READY=1 went out.
+        XCTAssertTrue(journal.contains("<6>carkey-agent: ready: simulated car OCK-SIM-0001 listening on "), journal)
         XCTAssertFalse(journal.split(separator: "\n").contains { !$0.hasPrefix("<") }, "every line has a priority: \(journal)")
         let plain = try stderrOfARun(matching: false)
         XCTAssertTrue(plain.contains("carkey-agent: stopping on signal"), plain)

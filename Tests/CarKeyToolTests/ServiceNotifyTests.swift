@@ -1,6 +1,7 @@
 // systemd's notify protocol from the built agent: a datagram socket bound by the test stands in
 // for systemd ($NOTIFY_SOCKET); the agent says READY=1 with a status once it serves phones,
-// pings WATCHDOG=1 at half of $WATCHDOG_USEC, and STOPPING=1 on SIGTERM.
+// pings WATCHDOG=1 at half of $WATCHDOG_USEC, and STOPPING=1 on SIGTERM. READY=1 itself never
+// reaches the journal, so the agent logs a ready line with it: the line the README waits for.
 import XCTest
 import FoundationEssentials
 import Drivers
@@ -53,6 +54,11 @@ final class ServiceNotifyTests: XCTestCase {
         let first = receive(fd, seconds: 10) { messages in messages.contains { $0 == "WATCHDOG=1" } }
         let ready = try XCTUnwrap(first.first { $0.hasPrefix("READY=1\n") }, "\(first)")
         XCTAssertTrue(ready.contains("STATUS=car OCK-SIM-0001: simulated car OCK-SIM-0001 listening on"), ready)
+        // Logged with the notification (stderr is read by a thread, so allow it a moment).
+        let agent = try XCTUnwrap(car.agent)
+        let line = "carkey-agent: ready: simulated car OCK-SIM-0001 listening on \(car.socketPath)\n"
+        XCTAssertTrue(agent.wait(timeoutSeconds: 5) { agent.stderr.contains(line) }, agent.stderr)
+        XCTAssertEqual(agent.stderr.split(separator: "\n").filter { $0.contains("carkey-agent: ready: ") }.count, 1, agent.stderr)
         XCTAssertTrue(first.contains("WATCHDOG=1"), "a watchdog ping within the interval: \(first)")
         // At half of 2 s: about one a second, never a flood.
         let pings = receive(fd, seconds: 3.2) { _ in false }.filter { $0 == "WATCHDOG=1" }.count

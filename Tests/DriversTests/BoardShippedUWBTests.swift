@@ -1,12 +1,13 @@
-// The shipped board files for real boards parse with the agent's own parser, carry a UWB module
-// whose IRQ line is an input on the board's header chip, and keep the safety rules of the
-// Raspberry Pi files (active-high actuators with pull-downs). The SK-TDA4VM file uses TI's
-// main_gpio0 (label 600000.gpio) with the same header pins as the Pi files.
+// The shipped board files for boards with a UWB module parse with the agent's own parser, carry
+// the module with its IRQ line as an input on the board's header chip, and keep the safety rules
+// of the Raspberry Pi files (active-high actuators with pull-downs); the Pi files for a car
+// without the module carry none. The SK-TDA4VM file uses TI's main_gpio0 (label 600000.gpio)
+// with the same header pins as the Pi files.
 import XCTest
 @testable import Drivers
 
 final class BoardShippedUWBTests: XCTestCase {
-    private let headerChips = ["raspberrypi4": "pinctrl-bcm2711", "raspberrypi5": "pinctrl-rp1", "sk-tda4vm": "600000.gpio"]
+    private let headerChips = ["raspberrypi4-uwb": "pinctrl-bcm2711", "raspberrypi5-uwb": "pinctrl-rp1", "sk-tda4vm": "600000.gpio"]
 
     func testEveryRealBoardFileHasAUWBModuleOnItsHeaderChip() throws {
         for (name, chip) in headerChips {
@@ -26,6 +27,12 @@ final class BoardShippedUWBTests: XCTestCase {
                 XCTAssertFalse(config.activeLow, "\(name) \(role)")
                 XCTAssertEqual(config.bias, .pullDown, "\(name) \(role)")
             }
+        }
+    }
+
+    func testThePiFilesWithoutAModuleHaveNoUWBObject() throws {
+        for name in ["raspberrypi4-no-uwb", "raspberrypi5-no-uwb"] {
+            XCTAssertNil(try BoardDescription.load(path: GPIOFixtures.boardPath(name)).uwb, name)
         }
     }
 

@@ -29,7 +29,7 @@ final class GPIOBackendTests: XCTestCase {
     }
 
     func testShippedPiBoardFailsCleanlyWithoutGPIO() throws {
-        let board = try BoardDescription.load(path: GPIOFixtures.boardPath("raspberrypi5"))
+        let board = try BoardDescription.load(path: GPIOFixtures.boardPath("raspberrypi5-uwb"))
         XCTAssertThrowsError(try BoardLines(board: board, backend: LibgpiodBackend())) {
             // Outputs are requested first, in role order: lock is the first thing that fails.
             XCTAssertEqual($0 as? GPIOError, .chipNotFound(chip: .label("pinctrl-rp1"), role: "lock"))

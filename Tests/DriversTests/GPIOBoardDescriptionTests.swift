@@ -1,6 +1,9 @@
 // Board files: the shipped ones parse, and every kind of mistake names the key it is about.
 import XCTest
 @testable import Drivers
+#if canImport(Glibc)
+import Glibc
+#endif
 
 final class GPIOBoardDescriptionTests: XCTestCase {
     /// A minimal valid document; tests replace one piece at a time.
@@ -33,8 +36,25 @@ final class GPIOBoardDescriptionTests: XCTestCase {
         }
     }
 
+    /// Every board description in board/ (agent.example.json is an agent config, not a board).
+    private func shippedBoardNames() throws -> [String] {
+        let folder = GPIOFixtures.repositoryRoot + "/board"
+        guard let directory = opendir(folder) else { throw Errno.current("opendir \(folder)") }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".json"), name != "agent.example.json" { names.append(String(name.dropLast(5))) }
+        }
+        return names.sorted()
+    }
+
     func testShippedBoardFilesParse() throws {
-        for name in ["raspberrypi4", "raspberrypi5", "simulated"] {
+        // The list is read from the folder, so a new board file is checked without being added
+        // here; the expected set only makes a lost or renamed file show up.
+        let names = try shippedBoardNames()
+        XCTAssertEqual(names, ["raspberrypi4-no-uwb", "raspberrypi4-uwb", "raspberrypi5-no-uwb", "raspberrypi5-uwb", "simulated", "sk-tda4vm"])
+        for name in names {
             let board = try BoardDescription.load(path: GPIOFixtures.boardPath(name))
             XCTAssertEqual(board.name, name)
             XCTAssertEqual(Set(board.outputs.keys), Set(OutputRole.allCases), name)
@@ -53,15 +73,32 @@ final class GPIOBoardDescriptionTests: XCTestCase {
     }
 
     func testRaspberryPiBoardsAddressChipsByLabel() throws {
-        let pi4 = try BoardDescription.load(path: GPIOFixtures.boardPath("raspberrypi4"))
-        let pi5 = try BoardDescription.load(path: GPIOFixtures.boardPath("raspberrypi5"))
-        XCTAssertEqual(Set(pi4.outputs.values.map(\.chipAddress) + pi4.inputs.values.map(\.chipAddress)), [.label("pinctrl-bcm2711")])
-        XCTAssertEqual(Set(pi5.outputs.values.map(\.chipAddress) + pi5.inputs.values.map(\.chipAddress)), [.label("pinctrl-rp1")])
-        // Same header wiring on both boards.
-        XCTAssertEqual(pi4.outputs.mapValues(\.line), pi5.outputs.mapValues(\.line))
-        XCTAssertEqual(pi4.inputs.mapValues(\.line), pi5.inputs.mapValues(\.line))
-        XCTAssertEqual(pi4.outputs[.lock]?.line, 17)
-        XCTAssertEqual(pi4.inputs[.pairingButton]?.line, 26)
+        for variant in ["uwb", "no-uwb"] {
+            let pi4 = try BoardDescription.load(path: GPIOFixtures.boardPath("raspberrypi4-" + variant))
+            let pi5 = try BoardDescription.load(path: GPIOFixtures.boardPath("raspberrypi5-" + variant))
+            XCTAssertEqual(Set(pi4.outputs.values.map(\.chipAddress) + pi4.inputs.values.map(\.chipAddress)), [.label("pinctrl-bcm2711")])
+            XCTAssertEqual(Set(pi5.outputs.values.map(\.chipAddress) + pi5.inputs.values.map(\.chipAddress)), [.label("pinctrl-rp1")])
+            // Same header wiring on both boards.
+            XCTAssertEqual(pi4.outputs.mapValues(\.line), pi5.outputs.mapValues(\.line), variant)
+            XCTAssertEqual(pi4.inputs.mapValues(\.line), pi5.inputs.mapValues(\.line), variant)
+            XCTAssertEqual(pi4.outputs[.lock]?.line, 17)
+            XCTAssertEqual(pi4.inputs[.pairingButton]?.line, 26)
+        }
+    }
+
+    /// The Pi files come in pairs, with and without the UWB module; the module is the only
+    /// difference, so a wiring fix made in one file and forgotten in the other fails here.
+    func testEachPiFileWithoutTheModuleIsItsPairWithoutTheUWBObject() throws {
+        for pi in ["raspberrypi4", "raspberrypi5"] {
+            let with = try BoardDescription.load(path: GPIOFixtures.boardPath(pi + "-uwb"))
+            let without = try BoardDescription.load(path: GPIOFixtures.boardPath(pi + "-no-uwb"))
+            XCTAssertNotNil(with.uwb, pi)
+            XCTAssertNil(without.uwb, pi)
+            XCTAssertEqual(with.outputs, without.outputs, pi)
+            XCTAssertEqual(with.inputs, without.inputs, pi)
+            XCTAssertEqual([with.pulseWidthMillis, with.debounceMillis, with.pairingHoldMillis, with.feedbackSettleMillis],
+                           [without.pulseWidthMillis, without.debounceMillis, without.pairingHoldMillis, without.feedbackSettleMillis], pi)
+        }
     }
 
     func testMinimalDocumentGetsDefaults() throws {

@@ -4,7 +4,8 @@
 # How: a staged file tree plus hand-written DEBIAN/ files (templates/), packed with
 # `dpkg-deb --root-owner-group --build`. No debhelper: the binaries are already built (and
 # cross-built), so there is no source package to drive, and every file, mode and maintainer
-# script is in plain sight here. Needs only dpkg-dev tools (dpkg-deb) and file.
+# script is in plain sight here. Needs dpkg-dev tools (dpkg-deb), file, and dtc
+# (device-tree-compiler) for the compiled overlays.
 #
 # Usage: scripts/deb/build.sh [options]
 #   --version V          package version (default: BuildInfo.version from the sources); a
@@ -17,7 +18,8 @@
 #   --board DIR          where the unit, sysusers, udev rules and configs come from (default
 #                        board/; tests pass a fixture). Same layout: systemd/carkey-agent.service,
 #                        systemd/carkey-agent.sysusers, udev/60-opencarkey.rules,
-#                        agent.example.json, and board description files *.json.
+#                        agent.example.json, board description files *.json, overlays/*.dts,
+#                        raspberrypi/config.txt and README.md.
 # An architecture whose binaries are missing is skipped with a message, or is an error when
 # CARKEY_REQUIRE_ARTIFACTS=1. Nothing packaged at all is an error.
 # Environment: CARKEY_DEB_MAINTAINER (the Maintainer field), SOURCE_DATE_EPOCH (default: the
@@ -54,8 +56,8 @@ while [[ $# -gt 0 ]]; do
 done
 [[ ${#archs[@]} -gt 0 ]] || archs=(amd64 arm64)
 
-for tool in dpkg-deb file gzip; do
-    command -v "$tool" >/dev/null || die "$tool is missing (Debian packages dpkg-dev, file, gzip)"
+for tool in dpkg-deb file gzip dtc; do
+    command -v "$tool" >/dev/null || die "$tool is missing (Debian packages dpkg-dev, file, gzip, device-tree-compiler)"
 done
 
 # The version: one source of truth, BuildInfo.swift.
@@ -142,10 +144,19 @@ build_one() { # ARCH
         [[ $(basename "$boardfile") == agent.example.json ]] && continue
         install -D -m 0644 "$boardfile" "$stage/usr/share/opencarkey/boards/$(basename "$boardfile")"
     done
-    # The device-tree overlay sources, compiled on the board (board/README.md, "Boards").
-    local overlay
+    # The device-tree overlays, compiled here as the tests compile them (dtc -@, no warning
+    # allowed) and with their sources: a Pi image has no dtc, and copying the .dtbo into the
+    # boot partition is all that is left to do on the car (board/README.md, "Boards"). A .dtbo
+    # is the same on every architecture.
+    local overlay name warnings
     for overlay in "$board"/overlays/*.dts; do
-        [[ -f $overlay ]] && install -D -m 0644 "$overlay" "$stage/usr/share/opencarkey/overlays/$(basename "$overlay")"
+        [[ -f $overlay ]] || continue
+        name=$(basename "$overlay" .dts)
+        install -D -m 0644 "$overlay" "$stage/usr/share/opencarkey/overlays/$name.dts"
+        warnings=$(dtc -@ -I dts -O dtb -o "$stage/usr/share/opencarkey/overlays/$name.dtbo" "$overlay" 2>&1) ||
+            die "dtc failed on $overlay: $warnings"
+        [[ -z $warnings ]] || die "dtc warns about $overlay: $warnings"
+        chmod 0644 "$stage/usr/share/opencarkey/overlays/$name.dtbo"
     done
     # 0640 root:root in the archive; the postinst's dpkg-statoverride makes it root:carkey (the
     # group does not exist when the package is built). It may hold the service PIN once set.
@@ -160,6 +171,16 @@ build_one() { # ARCH
     [[ -z $named || -f $stage$named ]] || die "the config names the board file $named, which is not packaged"
     install -D -m 0644 "$config" "$doc/examples/agent.example.json"
     install -D -m 0644 "$templates/copyright" "$doc/copyright"
+    # The documentation the unit's Documentation= and the packaged agent.json name, laid out as
+    # in the repository so the links between the files work. Not compressed: systemctl status
+    # shows the file: links, and a browser or less opens them as they are.
+    install -D -m 0644 "$root/README.md" "$doc/README.md"
+    install -D -m 0644 "$board/README.md" "$doc/board/README.md"
+    install -D -m 0644 "$board/raspberrypi/config.txt" "$doc/board/raspberrypi/config.txt"
+    local page
+    for page in "$root"/docs/*.md; do
+        install -D -m 0644 "$page" "$doc/docs/$(basename "$page")"
+    done
     # A native package (the packaging lives in the project's tree, the version has no Debian
     # revision): its changelog is changelog.gz, not changelog.Debian.gz (lintian:
     # wrong-name-for-changelog-of-native-package).

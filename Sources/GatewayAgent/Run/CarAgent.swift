@@ -153,6 +153,9 @@ struct CarAgent {
         defer { service.shutdown() }
         defer { body.finishRunning() }
         notifier.ready(status: "car \(options.vehicleID): " + LinkBackend.startupLine(server, options: options))
+        // The journal's view of READY=1: the line operators (and the README) wait for, since
+        // systemd keeps the notification itself out of the log.
+        log.info("ready: " + LinkBackend.startupLine(server, options: options))
         defer { notifier.stopping() }
         try AgentLoop(service: service, server: server, signals: signals, clock: clock, log: log,
                       sources: body.sources + console.sources + [control] + cloudSources + (uwb.map { [$0] } ?? [])).run()
