@@ -80,7 +80,7 @@ final class AuditVerifyCommandTests: XCTestCase {
         var (key, lines) = try stream()
         let store = try CarStore.open(stateDirectory: folder + "/state", clock: { EventTime(seconds: 100, trusted: true) })
         let seventh = try store.appendEvent(NewEvent(kind: .accessDecision, time: EventTime(seconds: 107, trusted: true),
-                                                     actor: "0a0b", action: "unlock", result: "allowed"))
+                                                     actor: "0a0b", action: EventAction(unlisted: "unlock"), result: "allowed"))
         lines.append(String(decoding: EventPayload.encode(seventh), as: UTF8.self))
         lines.remove(at: 2)
         let text = try run(lines, key: key)

@@ -99,7 +99,7 @@ struct PhoneExchange {
                 writeStderr("carkey phone: uwb: the car does not tell its capabilities; proposing the preferred values\n")
                 setup = try attempt { try RangingSetup.random(using: SystemRandom(), roundIntervalMillis: uwb.intervalMillis) }
             } else {
-                return .response(asked, session: session!, handshakeMillis: handshakeMillis,
+                return .response(asked, session: session!, car: car, handshakeMillis: handshakeMillis,
                                  commandMillis: Self.preciseMillis() - setupStart)
             }
             try attempt { try link.send(try phone.rangingSetupCommand(setup, now: now())) }

@@ -54,7 +54,7 @@ struct PhoneMisbehaviour {
     }
 
     func run() throws -> Int32 {
-        guard let car = options.car, case .command(let command, let args) = options.action else {
+        guard let car = options.cars.first, case .command(let command, let args) = options.action else {
             throw PhoneExchangeFailure(description: "--misbehave goes with a command, not enroll")
         }
         var configuration = PhoneConfiguration(longTermKey: options.key, carIdentityKey: car.identityKey, vehicleID: car.vehicleID)
