@@ -27,7 +27,7 @@ final class ConformanceTests: XCTestCase {
     /// The agent with --conformance (trusted time: the timestamp rule applies) and an owner.
     private func start(_ extra: [String] = []) throws {
         agent = try car.start(clockSync: "yes", ["--conformance"] + extra)
-        XCTAssertTrue(agent.stdout.contains("carkey-agent: conformance mode: "), agent.stdout)
+        XCTAssertTrue(agent.stderr.contains("carkey-agent: conformance mode: "), agent.stderr)
         owner = try car.enrollOwner().path
     }
 
@@ -174,6 +174,6 @@ final class ConformanceTests: XCTestCase {
         let report = try car.agentTool(["conformance", "--state-dir", car.stateDir])
         XCTAssertEqual(report.status, 1)
         XCTAssertTrue(report.stderr.contains("conformance mode is off (run the agent with --conformance)"), report.stderr)
-        XCTAssertFalse(agent.stdout.contains("conformance mode"), agent.stdout)
+        XCTAssertFalse(agent.stderr.contains("conformance mode"), agent.stderr)
     }
 }

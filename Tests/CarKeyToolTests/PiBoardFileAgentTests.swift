@@ -25,7 +25,7 @@ final class PiBoardFileAgentTests: XCTestCase {
         for pi in ["raspberrypi4", "raspberrypi5"] {
             let car = try start(board: pi + "-no-uwb")
             let agent = try XCTUnwrap(car.agent)
-            XCTAssertTrue(agent.stdout.contains("board \(pi)-no-uwb"), agent.stdout)
+            XCTAssertTrue(agent.stderr.contains("board \(pi)-no-uwb"), agent.stderr)
             XCTAssertFalse(agent.stdout.contains("uwb:") || agent.stderr.contains("uwb:"), "no module configured: \(agent.stdout)\(agent.stderr)")
             let owner = try car.enrollOwner()
             let unlock = try car.phone("unlock", key: owner.path)
@@ -46,7 +46,7 @@ final class PiBoardFileAgentTests: XCTestCase {
         XCTAssertEqual(try car.phone("unlock", key: owner.path, extra: ["--uwb"]).firstLine, "fault: notInProximity (32)")
         XCTAssertEqual(try car.phone("lock", key: owner.path).firstLine, "ok", "lock never needs the distance")
         let agent = try XCTUnwrap(car.agent)
-        XCTAssertTrue(agent.stdout.contains("carkey-agent: uwb: not available on /dev/spidev0.0"), "the start-up names the missing node: \(agent.stdout)")
+        XCTAssertTrue(agent.stderr.contains("carkey-agent: uwb: not available on /dev/spidev0.0"), "the start-up names the missing node: \(agent.stderr)")
         XCTAssertEqual(try proximityRows(car).filter { $0.event.result == "refused" }.map(\.event.action), ["unlock", "unlock"])
     }
 

@@ -209,7 +209,7 @@ final class ToolDiagnosticsTests: XCTestCase {
         let cases: [([String], String)] = [
             (["--state-dir", folder], "--simulate"),
             (["--simulate"], "--state-dir"),
-            (["--simulate", "--state-dir", folder, "--vehicle-id", String(repeating: "V", count: 33)], "--vehicle-id"),
+            (["--simulate", "--state-dir", folder, "--vehicle-id", String(repeating: "V", count: 33)], "--vehicle"),
             (["--simulate", "--state-dir", folder, "--simulate-owner", "04abcd"], "--simulate-owner"),
             (["--simulate", "--state-dir", folder, "--key-slots", "0"], "--key-slots"),
             (["--simulate", "--state-dir", folder, "--pairing-window-seconds", "601"], "--pairing-window-seconds"),

@@ -43,7 +43,7 @@ final class GPIOBoardDescriptionTests: XCTestCase {
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = DirectoryEntry.name(entry)
             if name.hasSuffix(".json"), name != "agent.example.json" { names.append(String(name.dropLast(5))) }
         }
         return names.sorted()

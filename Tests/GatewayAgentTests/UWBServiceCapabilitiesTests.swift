@@ -28,7 +28,7 @@ final class UWBServiceCapabilitiesTests: XCTestCase {
     func testEveryShippedBoardAcceptsTheDocumentedSetup() throws {
         let setup = try RangingSetup.decode(try documented("rangingSetup arguments"))
         XCTAssertNoThrow(try UWBService.capabilities(for: BoardUWB(spidev: "/dev/spidev0.0")).check(setup), "the default board")
-        for name in ["raspberrypi4", "raspberrypi5", "sk-tda4vm"] {
+        for name in ["raspberrypi4-uwb", "raspberrypi5-uwb", "sk-tda4vm"] {
             let board = try BoardDescription.load(path: Self.root + "/board/\(name).json")
             let uwb = try XCTUnwrap(board.uwb, name)
             XCTAssertNoThrow(try UWBService.capabilities(for: uwb).check(setup), "\(name) accepts the 19.9 setup")

@@ -9,18 +9,6 @@ import XCTest
 @testable import Protocol
 
 final class HandshakeBudgetRefillTests: XCTestCase {
-    private struct SplitMix {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476C_E1E5_9B09
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(1, n))) }
-    }
-
     private struct Link {
         let peer: String?
         let connectedAt: UInt64
@@ -40,7 +28,7 @@ final class HandshakeBudgetRefillTests: XCTestCase {
     }
 
     private func run(seed: UInt64) throws {
-        var random = SplitMix(state: seed)
+        var random = SplitMix64(state: seed)
         let perPeer = HandshakeBudget(perSecond: 1 + random.below(3), burst: 1 + random.below(5))
         // Standard, or cut as a slow key vault cuts it (VaultSignBudget: down to 1/s, burst 1).
         let carWide = random.below(2) == 0 ? HandshakeBudget(perSecond: 200, burst: 100)

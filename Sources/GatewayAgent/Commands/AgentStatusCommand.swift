@@ -77,7 +77,7 @@ struct AgentStatus: Equatable {
                                           + (waitSeconds > 0 ? " after waiting \(waitSeconds) s" : "")
                                           + "; start one with carkey-agent run --state-dir \(socket.dropLast(ControlProtocol.socketFileName.count + 1))")
                 }
-                usleep(100_000)
+                SystemClock().sleep(millis: 100)
             } catch {
                 throw AgentToolFailure("\(error)")
             }
