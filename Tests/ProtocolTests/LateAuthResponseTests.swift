@@ -6,14 +6,20 @@ import XCTest
 @testable import Protocol
 
 final class LateAuthResponseTests: XCTestCase {
-    private func expiredAnswer(sweep: Bool) throws -> (rig: Rig, actions: [CarAction], auth: Bytes) {
+    /// A handshake whose AuthResponse is held back `seconds`; the car has not seen it yet.
+    private func heldAnswer(seconds: Double) throws -> (rig: Rig, auth: Bytes) {
         var rig = Rig()
         let (_, challenge) = try rig.helloAndChallenge()
         guard case .send(let auth) = try rig.phone.receive(challenge, now: rig.now) else {
             XCTFail("phone did not answer")
             throw PhoneError.notEstablished
         }
-        rig.advance(seconds: 11)
+        rig.advance(seconds: seconds)
+        return (rig, auth)
+    }
+
+    private func expiredAnswer(sweep: Bool) throws -> (rig: Rig, actions: [CarAction], auth: Bytes) {
+        var (rig, auth) = try heldAnswer(seconds: 11)
         if sweep { _ = rig.car.tick(now: rig.now) }
         return (rig, rig.toCar(auth), auth)
     }
@@ -42,7 +48,7 @@ final class LateAuthResponseTests: XCTestCase {
     /// the sweep ran first (it was `unknownChallenge` before the sweep and `reusedChallenge`
     /// after it, so the answer depended on the tick).
     func testTheExpiredChallengeOnAnotherLinkBeforeTheSweepIsReusedToo() throws {
-        var (rig, _, auth) = try expiredAnswerNotSent()
+        var (rig, auth) = try heldAnswer(seconds: 10.6)
         let replay = rig.toCar(auth, link: LinkID(99))
         XCTAssertEqual(replay.cleartextFault, .reusedChallenge)
         XCTAssertNil(replay.audits.first?.keyID)
@@ -59,17 +65,6 @@ final class LateAuthResponseTests: XCTestCase {
         guard case .send(let auth) = try rig.phone.receive(challenge, now: rig.now) else { return XCTFail() }
         XCTAssertEqual(rig.toCar(auth, link: LinkID(99)).cleartextFault, .unknownChallenge)
         XCTAssertNil(rig.toCar(auth).cleartextFault, "its own link still establishes")
-    }
-
-    private func expiredAnswerNotSent() throws -> (rig: Rig, unused: Void, auth: Bytes) {
-        var rig = Rig()
-        let (_, challenge) = try rig.helloAndChallenge()
-        guard case .send(let auth) = try rig.phone.receive(challenge, now: rig.now) else {
-            XCTFail("phone did not answer")
-            throw PhoneError.notEstablished
-        }
-        rig.advance(seconds: 10.6)
-        return (rig, (), auth)
     }
 
     func testALateAnswerNeverEstablishes() throws {
