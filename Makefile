@@ -21,6 +21,8 @@
 #   make soak-long  the long-run test for an hour (SOAK_LONG_SECONDS): a line a minute, summary;
 #                 SOAK_LONG_BUILD=release drives the release carkey-agent instead of the debug one
 #   make static   statically linked release carkey-agent (builds a static libmosquitto)
+#   make glibc    the same release objects linked against glibc, for boards with a TPM 2.0 or
+#                 PKCS#11 key vault (the static binary cannot load tss2 or a module), in build/glibc
 #   make static-aarch64  fully static, stripped carkey-agent and carkey for aarch64 in build/aarch64
 #                 (cross-built with Swift 6.0 from trixie chroots cached in /var/cache; scripts/aarch64)
 #   make deb      carkey-agent_VERSION_amd64.deb and _arm64.deb in build/deb (scripts/deb)
@@ -46,7 +48,7 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test test-asan test-tsan fuzz fuzz-live attack bench fleet soak soak-long static static-aarch64 deb release check-swift60 clean
+.PHONY: deps build run test test-asan test-tsan fuzz fuzz-live attack bench fleet soak soak-long static glibc static-aarch64 deb release check-swift60 clean
 
 deps:
 	@scripts/deps.sh
@@ -61,10 +63,19 @@ run: build
 ATTACK_REPORT := $(abspath $(SCRATCH))/attack-report.jsonl
 ATTACK_SCALE ?= 10
 
+# When build/glibc holds the vault boards' binaries (make glibc; CI builds them), the vault
+# tests run a second time against them (CARKEY_TEST_BINARIES: Tests/Harness/AgentProcess.swift).
+GLIBC_BINARIES := $(abspath build/glibc)
 test: deps build
 	rm -f $(ATTACK_REPORT)
 	CARKEY_ATTACK_REPORT=$(ATTACK_REPORT) $(SWIFT) test $(SWIFTPM); status=$$?; \
-	    scripts/attack-table.sh $(ATTACK_REPORT) || [[ $$status != 0 ]] || status=1; exit $$status
+	    scripts/attack-table.sh $(ATTACK_REPORT) || [[ $$status != 0 ]] || status=1; \
+	    if [[ -x $(GLIBC_BINARIES)/carkey-agent && -x $(GLIBC_BINARIES)/carkey ]]; then \
+	        echo "make test: the vault tests again, against $(GLIBC_BINARIES)"; \
+	        CARKEY_TEST_BINARIES=$(GLIBC_BINARIES) $(SWIFT) test $(SWIFTPM) --skip-build --filter 'VaultAgentTests' || status=1; \
+	    elif [[ $${CARKEY_REQUIRE_ARTIFACTS:-} == 1 ]]; then \
+	        echo "make test: no glibc build in $(GLIBC_BINARIES) (make glibc)" >&2; status=1; \
+	    fi; exit $$status
 
 # The suite under AddressSanitizer / ThreadSanitizer, in their own scratch paths; the agent
 # subprocesses the end-to-end tests start are instrumented too, and any report from any process
@@ -134,6 +145,9 @@ soak-long: deps
 
 static: deps
 	@SCRATCH=$(SCRATCH) scripts/build-static.sh
+
+glibc: static
+	@SCRATCH=$(SCRATCH) scripts/build-glibc.sh
 
 static-aarch64: deps
 	@scripts/aarch64/build.sh

@@ -45,7 +45,7 @@ enum Subprocess {
         posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
 
         // A bare name is one of the package's executables; an absolute path runs as given.
-        let path = executable.hasPrefix("/") ? executable : productsDirectory + "/" + executable
+        let path = executable.hasPrefix("/") ? executable : AgentProcess.sibling(executable)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0

@@ -44,9 +44,20 @@ public final class AgentProcess {
         TestFolders.remove(folder)
     }
 
+    /// The built product `name`: from the folder CARKEY_TEST_BINARIES names when it is set
+    /// (`make test` runs the vault tests a second time against the glibc release build that
+    /// way; a missing binary there fails the run rather than falling back to the debug one),
+    /// else the one beside the running program.
+    public static func sibling(_ name: String) -> String {
+        if let folder = getenv("CARKEY_TEST_BINARIES").map({ String(cString: $0) }), !folder.isEmpty {
+            return folder + "/" + name
+        }
+        return besideTheRunningProgram(name)
+    }
+
     /// The executable beside the running program (SwiftPM puts products and the test bundle in
     /// one folder, .build/debug or .build/release).
-    public static func sibling(_ name: String) -> String {
+    public static func besideTheRunningProgram(_ name: String) -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         precondition(n > 0, "readlink /proc/self/exe")

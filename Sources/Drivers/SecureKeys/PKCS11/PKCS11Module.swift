@@ -59,8 +59,13 @@ final class PKCS11Module: @unchecked Sendable {
         // RTLD_LOCAL: the module's symbols (often an OpenSSL or tss2 of its own) stay out of
         // the global namespace. RTLD_NOW: a module with missing dependencies fails here, not
         // at its first call.
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "dlopen failed"
+        let handle: UnsafeMutableRawPointer
+        switch SharedLibrary.open(path) {
+        case .success(let loaded):
+            handle = loaded
+        case .failure(.staticExecutable):
+            throw SecureKeyError.deviceMissing(device: device, fix: SharedLibrary.staticExecutableFix)
+        case .failure(.notLoadable(let reason)):
             throw SecureKeyError.deviceMissing(device: device, fix: "cannot load it (\(reason)): install its dependencies or the module built for this board")
         }
         guard let symbol = dlsym(handle, "C_GetFunctionList") else {

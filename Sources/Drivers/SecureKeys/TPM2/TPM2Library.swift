@@ -115,7 +115,7 @@ struct TPM2Library: @unchecked Sendable {
         let esys = try open(Self.esys)
         let tcti = try open(tctiLoader)
         let mu = try open(marshalling)
-        let rc = dlopen(responseCodes, RTLD_NOW | RTLD_LOCAL)
+        let rc = try? SharedLibrary.open(responseCodes).get()
         return TPM2Library(
             tctiInitialize: try symbol(tcti, "Tss2_TctiLdr_Initialize", tctiLoader.0),
             tctiFinalize: try symbol(tcti, "Tss2_TctiLdr_Finalize", tctiLoader.0),
@@ -142,13 +142,18 @@ struct TPM2Library: @unchecked Sendable {
             decode: rc.flatMap { try? symbol($0, "Tss2_RC_Decode", responseCodes) })
     }
 
-    /// dlopens `library.0`; deviceMissing naming the package `library.1` when it is not there.
+    /// dlopens `library.0`; deviceMissing naming the package `library.1` when it is not there,
+    /// or naming the glibc build when this executable is fully static.
     static func open(_ library: (String, String)) throws(SecureKeyError) -> UnsafeMutableRawPointer {
-        guard let handle = dlopen(library.0, RTLD_NOW | RTLD_LOCAL) else {
+        switch SharedLibrary.open(library.0) {
+        case .success(let handle):
+            return handle
+        case .failure(.staticExecutable):
+            throw .deviceMissing(device: library.0, fix: SharedLibrary.staticExecutableFix)
+        case .failure(.notLoadable):
             throw .deviceMissing(device: library.0,
                                  fix: "install the tpm2-tss runtime (apt install \(library.1)), or set the key vault to \"file\"")
         }
-        return handle
     }
 
     private static func symbol<F>(_ handle: UnsafeMutableRawPointer, _ name: String, _ library: String) throws(SecureKeyError) -> F {

@@ -1,0 +1,142 @@
+// The fully static carkey-agent (`make static`, build/static) and the key vaults. A static glibc
+// executable that dlopens tss2 or a PKCS#11 module runs two libcs in one process and crashed in
+// every vault path (segmentation faults, "double free" on SIGTERM). The static binary therefore
+// never loads them: every command that opens a vault stops with one line naming the glibc build,
+// without a signal and without writing anything. The glibc build (`make glibc`, build/glibc)
+// passes the same vault tests as the debug build (make test runs VaultAgentTests against it).
+//
+// Needs build/static (OPENCARKEY_STATIC_BINARIES names another folder), build/glibc
+// (OPENCARKEY_GLIBC_BINARIES), swtpm and SoftHSM2; skipped without them unless
+// CARKEY_REQUIRE_ARTIFACTS=1.
+#if canImport(Glibc)
+import Glibc
+#endif
+import XCTest
+import Drivers
+import TestHarness
+
+final class StaticBinaryVaultTests: XCTestCase {
+    private var cleanups: [() -> Void] = []
+
+    override func tearDown() {
+        cleanups.reversed().forEach { $0() }
+        cleanups = []
+        unsetenv("SOFTHSM2_CONF")
+        super.tearDown()
+    }
+
+    private static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    private func artifact(_ variable: String, _ folder: String, make: String) throws -> String {
+        let path = Self.environment(variable) ?? Subprocess.repositoryRoot + "/" + folder
+        guard access(path + "/carkey-agent", X_OK) == 0, access(path + "/carkey", X_OK) == 0 else {
+            let missing = HarnessUnavailable("no carkey-agent and carkey in \(path): run `\(make)`")
+            if missing.required { XCTFail("required by CARKEY_REQUIRE_ARTIFACTS=1: \(missing)") }
+            throw XCTSkip(missing.description)
+        }
+        return path
+    }
+
+    private func device<T>(_ make: () throws -> T) throws -> T {
+        do { return try make() } catch let missing as HarnessUnavailable {
+            if missing.required { XCTFail("required by CARKEY_REQUIRE_ARTIFACTS=1: \(missing)") }
+            throw XCTSkip(missing.description)
+        }
+    }
+
+    /// Every file under `folder` with its size, mode, modification time and SHA-256: equal
+    /// snapshots mean nothing was written, renamed, created or removed.
+    private func snapshot(_ folder: String) throws -> String {
+        let listing = try Subprocess.run("/usr/bin/find", [folder, "-printf", "%P %y %s %m %T@\n"])
+        let sums = try Subprocess.run("/bin/sh", ["-c", "cd \"$1\" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum", "sh", folder])
+        XCTAssertEqual(listing.status, 0, listing.stderr)
+        XCTAssertEqual(sums.status, 0, sums.stderr)
+        return listing.stdout.split(separator: "\n").sorted().joined(separator: "\n") + "\n" + sums.stdout
+    }
+
+    /// Runs each vault path of the static agent on a car whose store the vault `config` seals,
+    /// checking the refusal and that the state directory is byte for byte as it was.
+    private func checkEveryVaultPathRefuses(_ staticAgent: String, _ harness: AgentHarness, config: String, kind: String) throws {
+        let dir = ["--state-dir", harness.stateDir, "--config", config]
+        let backupFile = harness.folder + "/\(kind).backup.db"
+        let made = try harness.agentTool(["backup"] + dir + ["--out", backupFile])
+        XCTAssertEqual(made.status, 0, "the debug build backs the car up: \(made.stderr)")
+        let before = try snapshot(harness.stateDir)
+
+        let paths: [(name: String, arguments: [String])] = [
+            ("run", ["run", "--simulate", "--clock-sync", "no"] + dir),
+            ("keys", ["keys"] + dir),
+            ("events", ["events"] + dir),
+            ("outbox", ["outbox"] + dir),
+            ("backup", ["backup"] + dir + ["--out", harness.folder + "/static.backup.db"]),
+            ("restore", ["restore"] + dir + ["--from", backupFile]),
+            ("vault migrate", ["vault", "migrate", "--to", kind] + dir),
+            ("vault migrate --new-identity", ["vault", "migrate", "--to", kind, "--new-identity"] + dir),
+        ]
+        for path in paths {
+            let result = try Subprocess.run(staticAgent, path.arguments)
+            let what = "\(kind) \(path.name): status \(result.status), stderr \(result.stderr)"
+            XCTAssertTrue(result.status == 1 || result.status == 78, "refused with an exit status, not a signal: \(what)")
+            XCTAssertTrue(result.stderr.contains("fully static") && result.stderr.contains("make glibc"), "names the glibc build: \(what)")
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(what)")
+            XCTAssertEqual(try snapshot(harness.stateDir), before, "nothing written: \(what)")
+        }
+        XCTAssertNotEqual(access(harness.folder + "/static.backup.db", F_OK), 0, "no backup file left behind")
+    }
+
+    func testTheStaticAgentRefusesEveryVaultPathNamingTheGlibcBuildAndWritesNothing() throws {
+        let staticAgent = try artifact("OPENCARKEY_STATIC_BINARIES", "build/static", make: "make static") + "/carkey-agent"
+        let description = try Subprocess.run("/usr/bin/file", ["-b", staticAgent]).stdout
+        XCTAssertTrue(description.contains("statically linked"), "build/static holds the static binary: \(description)")
+
+        // A TPM 2.0 car, made and enrolled by the debug build.
+        let tpmState = TestFolders.make(prefix: "opencarkey-swtpm")
+        let tpm = try device { try TPM2SoftwareTPM(stateFolder: tpmState) }
+        cleanups.append { tpm.kill(); TestFolders.remove(tpmState) }
+        let tpmCar = AgentHarness()
+        let tpmConfig = tpmCar.folder + "/agent.json"
+        try Subprocess.write(#"{"vault": {"provider": "tpm2", "tcti": ""# + tpm.tcti + #""}}"#, to: tpmConfig)
+        try tpmCar.start(clockSync: "no", ["--config", tpmConfig])
+        _ = try tpmCar.enrollOwner()
+        XCTAssertEqual(tpmCar.stop(), 0)
+        try checkEveryVaultPathRefuses(staticAgent, tpmCar, config: tpmConfig, kind: "tpm2")
+
+        // A PKCS#11 car (SoftHSM2).
+        let token = try device { try SoftHSMToken(label: "carkey-agent") }
+        cleanups.append { token.remove() }
+        let tokenCar = AgentHarness()
+        let pinFile = tokenCar.folder + "/pin"
+        try Files.writeAtomically(token.pin + Array("\n".utf8), to: pinFile, mode: 0o600)
+        let tokenConfig = tokenCar.folder + "/agent.json"
+        try Subprocess.write(#"{"vault": {"provider": "pkcs11", "module": ""# + SoftHSMToken.modulePath + #"", "token": ""#
+                             + token.label + #"", "pinFile": ""# + pinFile + #""}}"#, to: tokenConfig)
+        try tokenCar.start(clockSync: "no", ["--config", tokenConfig])
+        _ = try tokenCar.enrollOwner()
+        XCTAssertEqual(tokenCar.stop(), 0)
+        try checkEveryVaultPathRefuses(staticAgent, tokenCar, config: tokenConfig, kind: "pkcs11")
+    }
+
+    /// The vault boards' binary: the same release code linked against the system's glibc (and
+    /// the Swift runtime statically), so dlopen works; VaultAgentTests run against it.
+    func testTheGlibcBuildIsDynamicallyLinkedAndLoadsTheVault() throws {
+        let glibc = try artifact("OPENCARKEY_GLIBC_BINARIES", "build/glibc", make: "make glibc")
+        let description = try Subprocess.run("/usr/bin/file", ["-b", glibc + "/carkey-agent"]).stdout
+        XCTAssertTrue(description.contains("dynamically linked") && description.contains("interpreter"), description)
+        let libraries = try Subprocess.run("/usr/bin/ldd", [glibc + "/carkey-agent"]).stdout
+        XCTAssertFalse(libraries.contains("libswiftCore"), "the Swift runtime is linked in, not needed on the board: \(libraries)")
+
+        let tpmState = TestFolders.make(prefix: "opencarkey-swtpm")
+        let tpm = try device { try TPM2SoftwareTPM(stateFolder: tpmState) }
+        cleanups.append { tpm.kill(); TestFolders.remove(tpmState) }
+        let car = AgentHarness()
+        let config = car.folder + "/agent.json"
+        try Subprocess.write(#"{"vault": {"provider": "tpm2", "tcti": ""# + tpm.tcti + #""}}"#, to: config)
+        let agent = try BackgroundProcess(glibc + "/carkey-agent", ["run", "--simulate", "--state-dir", car.stateDir, "--clock-sync", "no", "--config", config])
+        let up = agent.wait(timeoutSeconds: 30) { agent.stderr.contains("carkey-agent: control socket") || !agent.isRunning }
+        XCTAssertTrue(up && agent.isRunning, agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("carkey-agent: key vault: tpm2: TPM 2.0 at \(tpm.tcti)"), agent.stderr)
+        XCTAssertEqual(agent.stop(), 0, "a clean stop, no crash on exit: \(agent.stderrTail)")
+    }
+}

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# `make glibc`: the release carkey-agent and carkey for boards with a key vault (TPM 2.0 or a
+# PKCS#11 token), in build/glibc: the objects `make static` compiled, linked again against the
+# system's glibc and C libraries (libssl, SQLite, libmosquitto, libgpiod, libbluetooth) with
+# the Swift runtime linked in.
+#
+# Why a second link: the vaults load tpm2-tss and the token's PKCS#11 module with dlopen, and a
+# fully static glibc executable cannot load shared libraries safely (the library brings a
+# second libc: the static agent crashed in every vault path). The static binary refuses vaults
+# with a message naming this build (Sources/Drivers/System/SharedLibrary.swift).
+#
+# Why relink instead of a second `swift build`: the static and glibc builds then run the same
+# compiled code (what the vault tests pass on is what the static binary runs), and the glibc
+# build costs a link, not a second release compile. The link command is SwiftPM's own, read
+# from its build manifest (.build/release.yaml), with -static-executable replaced by
+# -static-stdlib and the static libmosquitto's folder left out.
+#
+# SCRATCH selects the SwiftPM scratch path (default .build, as make static); GLIBC_OUT the
+# output folder (default build/glibc). Run after `make static` (the Makefile does).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+scratch=${SCRATCH:-.build}
+[[ $scratch == /* ]] || scratch=$root/$scratch
+out_dir=${GLIBC_OUT:-$root/build/glibc}
+manifest=$scratch/release.yaml
+start=$(date +%s)
+mkdir -p "$out_dir"
+
+if [[ ! -f $manifest ]]; then
+    echo "glibc: no $manifest: run make static first" >&2
+    exit 1
+fi
+
+# relink PRODUCT: SwiftPM's link command for PRODUCT, as a glibc-linked executable.
+relink() {
+    local product=$1
+    local unstripped=$out_dir/$product.unstripped
+    python3 - "$manifest" "$product" "$unstripped" "$out_dir/$product.map" "$root/build/mosquitto/lib" > "$out_dir/$product.link" <<'PY'
+import json, sys
+manifest, product, output, link_map, static_mosquitto = sys.argv[1:]
+args = None
+lines = open(manifest).read().split("\n")
+for i, line in enumerate(lines):
+    if line.strip().startswith("description: \"Linking ") and line.strip().endswith("/release/" + product + "\""):
+        for following in lines[i + 1:i + 6]:
+            if following.strip().startswith("args: "):
+                args = json.loads(following.strip()[len("args: "):])
+                break
+        break
+if args is None:
+    sys.exit(f"glibc: no link command for {product} in {manifest}")
+if "-static-executable" not in args:
+    sys.exit(f"glibc: the manifest's {product} link is not the static one (run make static first)")
+relinked = []
+skip = False
+for index, arg in enumerate(args):
+    if skip:
+        skip = False
+        continue
+    if arg == "-static-executable":
+        relinked.append("-static-stdlib")
+    elif arg == "-L" + static_mosquitto:
+        continue
+    elif arg == "-o":
+        relinked += ["-o", output]
+        skip = True
+    elif arg.startswith("-Map="):
+        relinked.append("-Map=" + link_map)
+    else:
+        relinked.append(arg)
+print("\0".join(relinked), end="")
+PY
+    echo "glibc: linking $product (the make static objects, -static-stdlib)"
+    if ! xargs -0 -a "$out_dir/$product.link" -- env > "$out_dir/$product.log" 2>&1; then
+        cat "$out_dir/$product.log" >&2
+        echo "glibc: link of $product failed" >&2
+        exit 1
+    fi
+    cp "$unstripped" "$out_dir/$product"
+    strip "$out_dir/$product"
+    rm -f "$unstripped"
+    local description version
+    description=$(file -b "$out_dir/$product")
+    if [[ $description != *"dynamically linked"* ]]; then
+        echo "glibc: $product is not dynamically linked: $description" >&2
+        exit 1
+    fi
+    version=$("$out_dir/$product" --version)
+    echo "glibc: $out_dir/$product ($(stat -c %s "$out_dir/$product") bytes stripped): $version"
+    echo "glibc: needs $(objdump -p "$out_dir/$product" | awk '/NEEDED/ {printf "%s ", $2}')"
+}
+
+relink carkey-agent
+relink carkey
+echo "glibc: took $(( $(date +%s) - start ))s"
