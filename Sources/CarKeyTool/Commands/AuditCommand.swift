@@ -105,14 +105,24 @@ enum AuditInput {
         return value
     }
 
-    /// Subscribes to the events and audit topics and collects what arrives for `seconds`.
+    /// Subscribes to the events and audit topics and collects what arrives for `seconds`. A
+    /// broker that refuses the TCP connection is tried again every 200 ms within that time: a
+    /// listener started together with its broker (the README does) must not lose the race.
     static func listen(options: MQTTConnectOptions, topics: CloudTopics, seconds: Int) throws -> [Bytes] {
         let transport = try MosquittoTransport(options: options)
         defer { transport.disconnect() }
-        try transport.connect()
+        let deadline = monotonicSeconds() + Double(seconds)
+        while true {
+            do {
+                try transport.connect()
+                break
+            } catch {
+                guard monotonicSeconds() + 0.2 < deadline else { throw ToolFailure("cannot reach the broker: \(error)") }
+                SystemClock().sleep(millis: 200)
+            }
+        }
         var payloads = [Bytes]()
         var subscribed = false
-        let deadline = monotonicSeconds() + Double(seconds)
         while monotonicSeconds() < deadline {
             let pass = transport.service(timeoutMillis: 100)
             if let error = pass.error, !subscribed { throw ToolFailure("cannot reach the broker: \(error)") }
