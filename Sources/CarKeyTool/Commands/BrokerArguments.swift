@@ -7,7 +7,7 @@ import Drivers
 
 enum BrokerArguments {
     static let options: [Option] = [
-        .value("mqtt", aliases: ["url"], placeholder: "URL", help: "The broker: mqtt://HOST:PORT or mqtts://HOST:PORT"),
+        .value("mqtt", aliases: ["url"], placeholder: "mqtt://HOST:PORT", help: "The broker (mqtts://HOST:PORT for TLS)"),
         .value("mqtt-ca", placeholder: "FILE", help: "CA certificate for mqtts:// (required with it)"),
         .value("mqtt-cert", placeholder: "FILE", help: "Client certificate for mqtts:// (with --mqtt-key)"),
         .value("mqtt-key", placeholder: "FILE", help: "Client key for mqtts:// (with --mqtt-cert)"),
