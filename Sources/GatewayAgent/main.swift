@@ -22,6 +22,7 @@ let agent = Tool(
         .events,
         .outbox,
         .stats,
+        .checkpoint,
         .conformance,
         .backup,
         .restore,

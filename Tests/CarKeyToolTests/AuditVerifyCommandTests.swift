@@ -58,7 +58,7 @@ final class AuditVerifyCommandTests: XCTestCase {
         altered[1] = altered[1].replacingOccurrences(of: #""result":"allowed""#, with: #""result":"refused""#)
         let three = try run(altered, key: key, extra: ["--json"])
         XCTAssertEqual(three.status, 1)
-        XCTAssertTrue(three.stdout.hasPrefix(#"{"intact":false,"findings":[{"kind":"altered","seq":2,"#), three.stdout)
+        XCTAssertTrue(three.stdout.hasPrefix(#"{"intact":false,"empty":false,"findings":[{"kind":"altered","seq":2,"#), three.stdout)
     }
 
     /// docs/cloud.md's example: events 1-7, the checkpoint at 6, event 3 left out.

@@ -62,3 +62,37 @@ final class ConfigOTACommandTests: XCTestCase {
         XCTAssertTrue(notObject.stderr.contains("--in"), notObject.stderr)
     }
 }
+
+extension ConfigOTACommandTests {
+    /// Without --out the document is only printed; the note names every managed setting the
+    /// document leaves out, exactly as docs/cloud.md shows it for {"logLevel":"debug"}.
+    func testEnvelopeWithoutOutAndTheNoteOfResetSettings() throws {
+        try Subprocess.write(#"{"logLevel":"debug"}"#, to: folder + "/config.json")
+        let result = try Subprocess.run("carkey", ["config", "sign", "--key", keyPath, "--vehicle", "VIN-OTA-1", "--version", "1",
+                                                   "--in", folder + "/config.json", "--envelope"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        guard case .success(.object(let fields)) = JSONTree.decode(Array(result.stdout.utf8)) else { return XCTFail(result.stdout) }
+        XCTAssertEqual(fields["type"], .string("config"))
+        let note = try XCTUnwrap(result.stderr.split(separator: "\n").first { $0.hasPrefix("carkey: note: ") }, result.stderr)
+        XCTAssertTrue(note.hasSuffix(": description, mqtt.keepaliveSeconds, mqtt.willDelaySeconds, proximity, audit, link.maxLinks, "
+                                     + "link.idleTimeoutSeconds, link.identifierRotationMinutes, remote.allowUnlock, remote.autoRelockSeconds"), String(note))
+        let cloud = try Subprocess.read(Subprocess.repositoryRoot + "/docs/cloud.md")
+        XCTAssertTrue(cloud.contains("\n" + note + "\n"), "docs/cloud.md shows the note as printed: \(note)")
+        XCTAssertEqual(try Subprocess.run("carkey", ["config", "sign", "--key", keyPath, "--vehicle", "VIN-OTA-1", "--version", "1",
+                                                     "--in", folder + "/config.json", "--force"]).status, 2, "--force needs --out")
+    }
+
+    /// The fixture names logLevel and proximity (one of its members): neither is listed, and a
+    /// document naming every managed entry gets no note.
+    func testTheNoteLeavesOutWhatTheDocumentNames() throws {
+        let partial = try sign(["--version", "2"], out: "partial.bin")
+        XCTAssertFalse(partial.stderr.contains("logLevel") || partial.stderr.contains("proximity"), partial.stderr)
+        XCTAssertTrue(partial.stderr.contains("remote.allowUnlock"), partial.stderr)
+        try Subprocess.write(#"{"description":"d","logLevel":"info","mqtt":{"keepaliveSeconds":240,"willDelaySeconds":10},"proximity":{},"audit":{},"#
+                             + #""link":{"maxLinks":4,"idleTimeoutSeconds":60,"identifierRotationMinutes":15},"remote":{"allowUnlock":true,"autoRelockSeconds":0}}"#,
+                             to: folder + "/config.json")
+        let full = try sign(["--version", "3"], out: "full.bin")
+        XCTAssertEqual(full.status, 0, full.stderr)
+        XCTAssertFalse(full.stderr.contains("note:"), full.stderr)
+    }
+}

@@ -111,7 +111,7 @@ final class AgentConfigTests: XCTestCase {
         XCTAssertFalse(pin.matches("24681"))
         XCTAssertEqual("\(pin)", "(set)")
         let config = try parse(#"{"service": {"pin": "246810"}}"#)
-        let shown = config.displayLines(consoleEndpoint: "/dev/pts/1").joined(separator: "\n")
+        let shown = config.displayLines(consoleEndpoint: "/dev/pts/1", cloud: nil).joined(separator: "\n")
         XCTAssertTrue(shown.contains("service.pin: set (hidden)"), shown)
         XCTAssertFalse(shown.contains("246810"), shown)
     }

@@ -26,7 +26,7 @@ final class CloudConfigTests: XCTestCase {
         XCTAssertEqual(cloud.tls, MQTTTLSFiles(caFile: "/etc/opencarkey/ca.crt", certificateFile: "/etc/car.crt", keyFile: "/etc/opencarkey/car.key"))
         XCTAssertEqual(cloud.keepaliveSeconds, 60)
         XCTAssertEqual(cloud.willDelaySeconds, 5)
-        XCTAssertTrue(config.displayLines(consoleEndpoint: "-").contains("mqtt.url: mqtts://broker.example:8883"))
+        XCTAssertTrue(config.displayLines(consoleEndpoint: "-", cloud: config.cloud).contains("mqtt.url: mqtts://broker.example:8883"))
     }
 
     func testNoMQTTMeansOffline() throws {
@@ -122,7 +122,7 @@ final class CloudConfigTests: XCTestCase {
         let cloud = try XCTUnwrap(config.cloud)
         XCTAssertEqual(cloud.endpoints, [MQTTEndpoint(host: "node1", port: 8883, usesTLS: true), MQTTEndpoint(host: "node2", port: 8883, usesTLS: true)])
         XCTAssertEqual(cloud.tls?.caFile, "/etc/opencarkey/ca.crt", "one set of TLS files for every node")
-        XCTAssertTrue(config.displayLines(consoleEndpoint: "-").contains("mqtt.url: mqtts://node1:8883, mqtts://node2:8883"))
+        XCTAssertTrue(config.displayLines(consoleEndpoint: "-", cloud: config.cloud).contains("mqtt.url: mqtts://node1:8883, mqtts://node2:8883"))
         XCTAssertEqual(key(of: #"{"mqtt":{"url":"mqtt://a","urls":["mqtt://b"]}}"#), "mqtt.urls", "not both")
         XCTAssertEqual(key(of: #"{"mqtt":{"urls":"mqtt://a"}}"#), "mqtt.urls", "an array")
         XCTAssertEqual(key(of: #"{"mqtt":{"urls":[]}}"#), "mqtt.urls", "at least one")
@@ -131,5 +131,20 @@ final class CloudConfigTests: XCTestCase {
         XCTAssertEqual(key(of: #"{"mqtt":{"urls":["mqtt://a","mqtt://a"]}}"#), "mqtt.urls", "duplicates")
         XCTAssertEqual(key(of: #"{"mqtt":{"urls":["mqtt://a","mqtts://b"],"ca":"x"}}"#), "mqtt.urls", "mixed schemes")
         XCTAssertEqual(key(of: #"{"mqtt":{"ca":"x"}}"#), "mqtt.url", "one of them is required")
+    }
+}
+
+extension CloudConfigTests {
+    /// A car started with --mqtt and a config file without "mqtt": the console's `config` shows
+    /// the link it runs, once, and never "offline" beside it.
+    func testTheConsoleShowsTheCloudLinkInForceOnce() throws {
+        let file = try parse(_json: #"{"logLevel":"info"}"#)
+        let flags = try ArgumentParser(options: CloudOptions.optionSpecs).parse(["--mqtt", "mqtt://127.0.0.1:1883", "--mqtt-keepalive", "60"])
+        let inForce = try CloudOptions.parse(flags, file: file.cloud)
+        let lines = file.displayLines(consoleEndpoint: "-", cloud: inForce)
+        XCTAssertEqual(lines.filter { $0.hasPrefix("mqtt") }, ["mqtt.url: mqtt://127.0.0.1:1883", "mqtt.ca / cert / key: -",
+                                                               "mqtt.keepaliveSeconds: 60", "mqtt.willDelaySeconds: 10"])
+        XCTAssertFalse(lines.contains { $0.contains("offline") }, "\(lines)")
+        XCTAssertEqual(file.displayLines(consoleEndpoint: "-", cloud: nil).filter { $0.hasPrefix("mqtt") }, ["mqtt.url: none (the car runs offline)"])
     }
 }

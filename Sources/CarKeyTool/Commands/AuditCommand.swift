@@ -1,6 +1,9 @@
 // `carkey audit verify`: checks a stream of published events against the car's signed
 // checkpoints and reports deletions, reordering and alterations by sequence number
-// (docs/cloud.md, "Audit chain and checkpoints"). Exit 0 intact, 1 a finding, 2 usage.
+// (docs/cloud.md, "Audit chain and checkpoints"). Exit 0 intact, 1 a finding or nothing to
+// verify, 2 usage. A stream without events proves nothing (events are not retained: a listener
+// that started after they were published hears none), so it is not "intact" unless the caller
+// says an empty stream is expected (--allow-empty).
 import CommandLineKit
 import Drivers
 import Protocol
@@ -25,19 +28,23 @@ extension Command {
             broker for --seconds (default 30). Prints one line per finding (deleted, reordered,
             altered, forged-checkpoint) with its sequence number, then notes and a summary;
             events after the last valid checkpoint are "not yet covered", which is no error.
+            A stream without events is "nothing verified", exit 1, unless --allow-empty: events
+            are not retained, so listen before they are published, and ask the car for a
+            checkpoint (carkey-agent checkpoint) to cover what it sent.
             """,
         options: [
             .value("car-key", placeholder: "HEX|@PEMFILE", help: "The car's identity public key"),
             .value("events", placeholder: "FILE", help: "JSON lines: events (and checkpoints) as published"),
             .value("checkpoints", placeholder: "FILE", help: "JSON lines: checkpoints from vehicles/{id}/audit"),
-            .value("mqtt", aliases: ["url"], placeholder: "mqtt://HOST:PORT", help: "Subscribe to the broker instead of reading a file"),
+        ] + BrokerArguments.options + [
             .value("vehicle", placeholder: "ID", help: "Vehicle ID (required with --mqtt; checkpoints must name it)"),
             .value("seconds", placeholder: "N", help: "How long to listen with --mqtt (default 30)"),
+            .flag("allow-empty", help: "Exit 0 for a stream without events (a car that had none to report)"),
             .flag("json", help: "Print the report as one JSON object"),
         ],
         exitStatuses: [
-            ExitStatus(0, "intact: every event covered by a valid checkpoint or not yet covered"),
-            ExitStatus(1, "a finding (deleted, reordered, altered, forged-checkpoint), or the broker could not be read"),
+            ExitStatus(0, "intact: every event covered by a valid checkpoint or not yet covered (and at least one event, unless --allow-empty)"),
+            ExitStatus(1, "a finding (deleted, reordered, altered, forged-checkpoint), nothing verified (no events), or the broker could not be read"),
         ],
         action: { invocation in
             let arguments = invocation.arguments
@@ -46,11 +53,15 @@ extension Command {
             var verifier = AuditVerifier(carKey: key, vehicle: vehicle)
             switch (arguments.value("events"), arguments.value("mqtt")) {
             case (let path?, nil):
+                if let name = ["mqtt-ca", "mqtt-cert", "mqtt-key", "seconds"].first(where: { arguments.value($0) != nil }) {
+                    throw UsageError("'--\(name)' needs '--mqtt' (it does nothing with '--events')")
+                }
                 for line in try AuditInput.lines(path, option: "events") { verifier.add(line) }
             case (nil, let url?):
                 guard let vehicle else { throw UsageError("'--mqtt' needs '--vehicle'") }
                 let seconds = try AuditInput.seconds(arguments.value("seconds"))
-                for payload in try AuditInput.listen(url: url, topics: CloudTopics(vehicleID: vehicle), seconds: seconds) {
+                let options = try BrokerArguments.connectOptions(arguments, url: url, clientID: "carkey-audit-\(getpid())")
+                for payload in try AuditInput.listen(options: options, topics: CloudTopics(vehicleID: vehicle), seconds: seconds) {
                     verifier.add(payload)
                 }
             default:
@@ -60,8 +71,13 @@ extension Command {
                 for line in try AuditInput.lines(path, option: "checkpoints") { verifier.add(line) }
             }
             let report = verifier.verify()
-            print(arguments.flag("json") ? AuditReportText.json(report) : AuditReportText.lines(report))
-            return report.intact ? 0 : 1
+            let empty = report.eventsRead == 0 && !arguments.flag("allow-empty")
+            print(arguments.flag("json") ? AuditReportText.json(report, empty: empty) : AuditReportText.lines(report, empty: empty))
+            if empty {
+                writeStderr("carkey: nothing verified: no events in the stream. Events are not retained: listen before the car "
+                            + "publishes them; --allow-empty accepts an empty stream\n")
+            }
+            return report.intact && !empty ? 0 : 1
         }
     )
 }
@@ -89,21 +105,24 @@ enum AuditInput {
         return value
     }
 
-    /// Subscribes to the events and audit topics and collects what arrives for `seconds`.
-    static func listen(url: String, topics: CloudTopics, seconds: Int) throws -> [Bytes] {
-        let endpoint: MQTTEndpoint
-        do {
-            endpoint = try MQTTEndpoint(url: url)
-        } catch {
-            throw UsageError("'--mqtt': \(error)")
-        }
-        let transport = try MosquittoTransport(options: MQTTConnectOptions(
-            endpoint: endpoint, clientID: "carkey-audit-\(getpid())", sessionExpirySeconds: 0))
+    /// Subscribes to the events and audit topics and collects what arrives for `seconds`. A
+    /// broker that refuses the TCP connection is tried again every 200 ms within that time: a
+    /// listener started together with its broker (the README does) must not lose the race.
+    static func listen(options: MQTTConnectOptions, topics: CloudTopics, seconds: Int) throws -> [Bytes] {
+        let transport = try MosquittoTransport(options: options)
         defer { transport.disconnect() }
-        try transport.connect()
+        let deadline = monotonicSeconds() + Double(seconds)
+        while true {
+            do {
+                try transport.connect()
+                break
+            } catch {
+                guard monotonicSeconds() + 0.2 < deadline else { throw ToolFailure("cannot reach the broker: \(error)") }
+                SystemClock().sleep(millis: 200)
+            }
+        }
         var payloads = [Bytes]()
         var subscribed = false
-        let deadline = monotonicSeconds() + Double(seconds)
         while monotonicSeconds() < deadline {
             let pass = transport.service(timeoutMillis: 100)
             if let error = pass.error, !subscribed { throw ToolFailure("cannot reach the broker: \(error)") }
@@ -135,21 +154,23 @@ private func monotonicSeconds() -> Double {
 
 /// The report as text lines or one JSON object.
 enum AuditReportText {
-    static func lines(_ report: AuditReport) -> String {
+    /// `empty`: no events and no --allow-empty; the summary says "nothing verified".
+    static func lines(_ report: AuditReport, empty: Bool = false) -> String {
         var out = report.findings.map(\.line)
         out += report.notes.map { "note: " + $0 }
         if let range = report.notYetCovered {
             out.append("not yet covered: seq \(range.lowerBound)-\(range.upperBound) (after the last valid checkpoint)")
         }
-        let verdict = report.intact ? "intact" : "\(report.findings.count) finding(s)"
+        let verdict = !report.intact ? "\(report.findings.count) finding(s)" : empty ? "nothing verified" : "intact"
         out.append("\(verdict): \(report.eventsRead) event(s), \(report.validCheckpoints) of \(report.checkpointsRead) checkpoint(s) valid"
                    + (report.coveredThrough.map { ", covered through seq \($0)" } ?? ""))
         return out.joined(separator: "\n")
     }
 
-    static func json(_ report: AuditReport) -> String {
+    static func json(_ report: AuditReport, empty: Bool = false) -> String {
         JSONValue.object([
-            ("intact", .bool(report.intact)),
+            ("intact", .bool(report.intact && !empty)),
+            ("empty", .bool(report.eventsRead == 0)),
             ("findings", .array(report.findings.map { finding in
                 .object([("kind", .string(finding.kind.rawValue)), ("seq", .integer(finding.seq)),
                          ("otherSeq", finding.otherSeq.map { .integer($0) } ?? .null), ("message", .string(finding.message))])

@@ -53,9 +53,12 @@ extension Command {
         discussion: """
             Publishes at QoS 1 on vehicles/{id}/cmd. With --wait-result, waits (default 10 s)
             for the answer on vehicles/{id}/results and prints it; exit 0 only when it is ok.
+            Without an answer, says what the broker holds on the car's retained
+            vehicles/{id}/status (online, offline, lost, or nothing: a wrong --vehicle or a car
+            that never connected to this broker). mqtts:// needs --mqtt-ca, and --mqtt-cert
+            with --mqtt-key for a broker that wants a client certificate.
             """,
-        options: signOptions + [
-            .value("mqtt", aliases: ["url"], placeholder: "mqtt://HOST:PORT", help: "The broker"),
+        options: signOptions + BrokerArguments.options + [
             .flag("wait-result", help: "Wait for the car's result and print it"),
             .value("timeout", placeholder: "SECONDS", help: "How long --wait-result waits (default 10)"),
             .flag("json", help: "Print one JSON object: command (its UUID), sent, result (the car's result object, or null), timedOut"),
@@ -67,26 +70,24 @@ extension Command {
         action: { invocation in
             let arguments = invocation.arguments
             let (command, envelope) = try RemoteCommandArguments.sign(arguments)
-            let endpoint: MQTTEndpoint
-            do { endpoint = try MQTTEndpoint(url: try arguments.require("mqtt")) } catch let error as UsageError { throw error } catch {
-                throw UsageError("'--mqtt' is not a broker URL: \(error)")
-            }
+            let options = try BrokerArguments.connectOptions(arguments, url: try arguments.require("mqtt"), clientID: "carkey-command-\(getpid())")
             let topics = CloudTopics(vehicleID: command.vehicleID.description)
             let timeout = try arguments.integer("timeout") ?? 10
-            let answer = try RemoteCommandSender(endpoint: endpoint).send(envelope: envelope, topic: topics.remoteCommands,
-                                                                          resultsTopic: arguments.flag("wait-result") ? topics.results : nil,
+            let waits = arguments.flag("wait-result")
+            let outcome = try RemoteCommandSender(options: options).send(envelope: envelope, topics: topics, waitForResult: waits,
                                                                           commandID: command.uuidString, timeoutSeconds: timeout)
             let json = arguments.flag("json")
             func report(_ result: JSONValue, timedOut: Bool) {
                 print(JSONValue.object([("command", .string(command.uuidString)), ("sent", .bool(true)), ("result", result),
                                         ("timedOut", .bool(timedOut))]).serialized)
             }
-            guard arguments.flag("wait-result") else {
+            guard waits else {
                 if json { report(.null, timedOut: false) } else { print("sent \(command.uuidString)") }
                 return 0
             }
-            guard let answer else {
+            guard let answer = outcome.result else {
                 if json { report(.null, timedOut: true) } else { print("no result within \(timeout) s") }
+                writeStderr("carkey: hint: \(RemoteCommandSender.presenceHint(outcome.status, topics: topics))\n")
                 return 1
             }
             if json { report(.raw(answer), timedOut: false) } else { print(answer) }
@@ -132,42 +133,85 @@ enum RemoteCommandArguments {
 }
 
 /// Publishes one envelope with the in-tree libmosquitto transport and optionally waits for
-/// the result that names the command.
+/// the result that names the command, reading the car's retained presence meanwhile.
 struct RemoteCommandSender {
-    let endpoint: MQTTEndpoint
+    let options: MQTTConnectOptions
 
-    func send(envelope: String, topic: String, resultsTopic: String?, commandID: String, timeoutSeconds: Int) throws -> String? {
-        let transport = try MosquittoTransport(options: MQTTConnectOptions(endpoint: endpoint,
-                                                                           clientID: "carkey-command-\(getpid())", sessionExpirySeconds: 0))
+    struct Outcome {
+        /// The car's result message, nil without one.
+        var result: String?
+        /// The retained vehicles/{id}/status payload the broker holds, nil when it holds none
+        /// (only read while waiting for a result).
+        var status: String?
+    }
+
+    func send(envelope: String, topics: CloudTopics, waitForResult: Bool, commandID: String, timeoutSeconds: Int) throws -> Outcome {
+        let transport = try MosquittoTransport(options: options)
         defer { transport.disconnect() }
         try transport.connect()
         let deadline = Self.nowMillis() + UInt64(max(1, timeoutSeconds)) * 1000
         var connected = false
         while !connected, Self.nowMillis() < deadline {
-            connected = transport.service(timeoutMillis: 50).events.contains { if case .connected = $0 { return true } else { return false } }
+            let pass = transport.service(timeoutMillis: 50)
+            for event in pass.events {
+                if case .connected = event { connected = true }
+                if case .connectRefused(let code) = event { throw ToolFailure("the broker refused the connection (reason \(MQTTReasonCode.describe(code)))") }
+            }
         }
         guard connected else { throw ToolFailure("could not connect to the broker") }
-        if let resultsTopic {
-            try transport.subscribe(resultsTopic, qos: .exactlyOnce)
+        var outcome = Outcome()
+        if waitForResult {
+            try transport.subscribe(topics.results, qos: .exactlyOnce)
+            try transport.subscribe(topics.status, qos: .atLeastOnce)
             // Let the SUBACK arrive before publishing, so a fast car's answer is not missed.
-            for _ in 0..<5 { _ = transport.service(timeoutMillis: 20) }
+            for _ in 0..<5 { outcome.status = Self.collect(transport.service(timeoutMillis: 20).events, topics, into: outcome.status) }
         }
-        _ = try transport.publish(MQTTPublish(topic: topic, payload: Array(envelope.utf8), qos: .atLeastOnce))
+        _ = try transport.publish(MQTTPublish(topic: topics.remoteCommands, payload: Array(envelope.utf8), qos: .atLeastOnce))
         var published = false
         while Self.nowMillis() < deadline {
-            for event in transport.service(timeoutMillis: 20).events {
+            let events = transport.service(timeoutMillis: 20).events
+            outcome.status = Self.collect(events, topics, into: outcome.status)
+            for event in events {
                 switch event {
                 case .published: published = true
-                case .message(let message) where message.topic == resultsTopic:
+                case .message(let message) where waitForResult && message.topic == topics.results:
                     let text = String(decoding: message.payload, as: UTF8.self)
-                    if Self.resultField(text, "command") == commandID { return text }
+                    if Self.resultField(text, "command") == commandID {
+                        outcome.result = text
+                        return outcome
+                    }
                 default: break
                 }
             }
-            if resultsTopic == nil, published { return nil }
+            if !waitForResult, published { return outcome }
         }
-        if resultsTopic == nil, !published { throw ToolFailure("the broker did not acknowledge the command") }
-        return nil
+        if !waitForResult, !published { throw ToolFailure("the broker did not acknowledge the command") }
+        return outcome
+    }
+
+    /// The newest status payload among `events`, else `current`.
+    private static func collect(_ events: [MQTTEvent], _ topics: CloudTopics, into current: String?) -> String? {
+        var status = current
+        for case .message(let message) in events where message.topic == topics.status {
+            status = String(decoding: message.payload, as: UTF8.self)
+        }
+        return status
+    }
+
+    /// What to check when no result came, from the car's retained presence on this broker.
+    static func presenceHint(_ status: String?, topics: CloudTopics) -> String {
+        guard let status, let state = resultField(status, "state") else {
+            return "the broker holds no presence for vehicle \(topics.vehicleID) (\(topics.status) is empty): check --vehicle, "
+                + "and that the car is configured with this broker (carkey-agent run --mqtt)"
+        }
+        switch state {
+        case "online":
+            return "\(topics.status) says online: the car is connected but did not answer; its log says why (a command it could not read, or a slow actuator)"
+        case "offline":
+            return "\(topics.status) says offline: the car stopped cleanly; the command waits in its session until it connects again (and expires in --expires-in)"
+        default:
+            return "\(topics.status) says \(state): the car lost its connection; the command waits in its session until it reconnects (and expires in --expires-in)"
+        }
     }
 
     /// A top-level string field of a result message, or nil when the message is not a JSON

@@ -1,6 +1,8 @@
 // `carkey config sign`: a fleet back end (or an owner with the manage permission) signs a
 // configuration document for one car (docs/cloud.md "Configuration (desired/reported)").
-// Writes the binary document; --envelope prints the MQTT envelope for vehicles/{id}/config/desired.
+// Prints the document (and writes it with --out); --envelope prints the MQTT envelope for
+// vehicles/{id}/config/desired. A document is the complete desired state of the managed keys,
+// so the signer is told on stderr which managed settings it sets back to their defaults.
 import CommandLineKit
 import Drivers
 import Protocol
@@ -20,9 +22,13 @@ extension Command {
             mqtt.keepaliveSeconds, mqtt.willDelaySeconds, proximity, audit, link.maxLinks,
             link.idleTimeoutSeconds, link.identifierRotationMinutes, remote.allowUnlock,
             remote.autoRelockSeconds); the car refuses a document
-            that names any other key. The version must be higher than the last one the car
-            handled. Prints 'version N', 'expires-at SECONDS' and 'document HEX', or one JSON
-            object with --json; --envelope prints the envelope JSON for mosquitto_pub instead.
+            that names any other key. The document is the complete desired state of those keys:
+            each one it leaves out goes back to its default on the car (a {"logLevel": ...}
+            document turns remote.allowUnlock off again), and a note on stderr lists them. The
+            version must be higher than the last one the car handled. Prints 'version N',
+            'expires-at SECONDS' and 'document HEX', or one JSON object with --json; --envelope
+            prints the envelope JSON for mosquitto_pub instead. --out also writes the binary
+            document to a file.
             """,
         options: [
             .value("key", placeholder: "KEYFILE", help: "The fleet or owner private key (PKCS#8 PEM)"),
@@ -30,13 +36,13 @@ extension Command {
             .value("version", placeholder: "N", help: "The document version (1 or more, higher than the last)"),
             .value("expires-in", placeholder: "SECONDS", help: "Lifetime from now (default 86400, at most 30 days)"),
             .value("in", placeholder: "FILE", help: "The configuration JSON"),
-            .value("out", short: "o", placeholder: "FILE", help: "Where to write the signed document (binary)"),
+            .value("out", short: "o", placeholder: "FILE", help: "Also write the signed document (binary) to FILE"),
             .flag("force", help: "Replace an existing file"),
             .flag("json", help: "Print the result as one JSON object"),
             .flag("envelope", help: "Print the MQTT envelope {\"id\",\"type\":\"config\",\"body\"} instead"),
         ],
         exitStatuses: [
-            ExitStatus(0, "signed and written"),
+            ExitStatus(0, "signed and printed (and written with --out)"),
             ExitStatus(1, "not written (an existing --out without --force, I/O): the reason on stderr"),
         ],
         action: { invocation in
@@ -56,8 +62,9 @@ extension Command {
             do { payload = try Files.read(inPath, limit: SignedConfig.maxPayloadLength) } catch {
                 throw UsageError("cannot read '\(inPath)' for '--in': \(error)")
             }
-            guard case .success(.object) = JSONTree.decode(payload) else { throw UsageError("'--in' must hold one JSON object") }
-            let path = try arguments.require("out")
+            guard case .success(let tree) = JSONTree.decode(payload), case .object = tree else {
+                throw UsageError("'--in' must hold one JSON object")
+            }
             let issuedAt = UInt32(clamping: KeyToolArguments.currentTime())
             let document: SignedConfig
             do {
@@ -67,7 +74,16 @@ extension Command {
                 throw ToolFailure("cannot sign the document: \(error)")
             }
             let encoded = document.encoded()
-            try KeyToolArguments.write(encoded, to: path, force: arguments.flag("force"))
+            if let path = arguments.value("out") {
+                try KeyToolArguments.write(encoded, to: path, force: arguments.flag("force"))
+            } else if arguments.flag("force") {
+                throw UsageError("'--force' needs '--out FILE'")
+            }
+            let reset = ManagedConfigKeys.reset(byDocumentWith: ConfigDocumentKeys.leaves(tree))
+            if !reset.isEmpty {
+                writeStderr("carkey: note: the car sets the managed settings this document leaves out back to their defaults: "
+                            + reset.joined(separator: ", ") + "\n")
+            }
             if arguments.flag("envelope") {
                 print(JSONValue.object([("id", .string(try UUIDv4.make())), ("type", .string("config")),
                                         ("body", .string(encoded.hexString))]).serialized)
@@ -82,4 +98,13 @@ extension Command {
             return 0
         }
     )
+}
+
+/// The dotted leaf keys of a configuration document ("proximity.walkAwaySeconds"); an empty
+/// object counts as a leaf.
+enum ConfigDocumentKeys {
+    static func leaves(_ tree: JSONTree, prefix: String = "") -> [String] {
+        guard case .object(let fields) = tree, !fields.isEmpty else { return prefix.isEmpty ? [] : [prefix] }
+        return fields.keys.sorted().flatMap { leaves(fields[$0]!, prefix: prefix.isEmpty ? $0 : prefix + "." + $0) }
+    }
 }

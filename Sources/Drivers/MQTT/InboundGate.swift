@@ -1,5 +1,7 @@
 // The gate every inbound MQTT message passes: known topic, bounded size, well-formed envelope,
-// not seen before. A rejected message is counted and changes nothing.
+// not seen before. A rejected message is counted and changes nothing. The broker hands a
+// retained message (the desired configuration, the revocation list) to the car again at every
+// subscribe: a repeat of one already handled is expected, counted apart and not a rejection.
 import Protocol
 
 /// An accepted inbound message: {"id": UUID, "type": "...", "body": HEX}.
@@ -16,12 +18,17 @@ public enum InboundRejection: String, Error, Sendable, CaseIterable {
     /// The envelope has a member besides id, type and body (docs/cloud.md: exactly this shape);
     /// `InboundGate.lastDetail` names it.
     case unknownField
+    /// A retained message (config/desired, revocations) the car already received, handed again
+    /// at a (re)subscribe. Not a rejection: counted in `InboundCounters.retainedRepeats`.
+    case retainedRepeat
 }
 
 /// Counts per outcome, for the console and the state report.
 public struct InboundCounters: Sendable, Equatable {
     public var accepted = 0
     public var rejected: [InboundRejection: Int] = [:]
+    /// Repeats of retained messages already received (`InboundRejection.retainedRepeat`).
+    public var retainedRepeats = 0
     public init() {}
 }
 
@@ -29,6 +36,8 @@ public final class InboundGate {
     public static let maximumPayloadBytes = 8 * 1024
     /// Which envelope types each topic accepts.
     private let allowed: [String: Set<String>]
+    /// Topics whose messages are retained on the broker, so they come again at every subscribe.
+    private let retainedTopics: Set<String>
     private let store: CarStore
     public private(set) var counters = InboundCounters()
     /// IDs admitted in this run, newest `admittedWindow` (the handler persists handled ones),
@@ -46,6 +55,7 @@ public final class InboundGate {
                    topics.remoteCommands: ["command", "fleetKey"],
                    topics.revocationList: ["revocationList"],
                    topics.configDesired: ["config"]]
+        retainedTopics = [topics.configDesired, topics.revocationList]
         self.store = store
     }
 
@@ -80,6 +90,7 @@ public final class InboundGate {
         let outcome = check(message)
         switch outcome {
         case .success: counters.accepted += 1
+        case .failure(.retainedRepeat): counters.retainedRepeats += 1
         case .failure(let reason): counters.rejected[reason, default: 0] += 1
         }
         return outcome
@@ -104,9 +115,10 @@ public final class InboundGate {
         // Within this run, IDs already admitted are dropped here. Only well-formed messages
         // are recorded, so garbage cannot push real IDs out of either window.
         let id = envelopeID.lowercased()
-        guard admitted[id] == nil else { return .failure(.duplicate) }
+        let repeated: InboundRejection = retainedTopics.contains(message.topic) ? .retainedRepeat : .duplicate
+        guard admitted[id] == nil else { return .failure(repeated) }
         guard let seen = try? store.read({ try $0.inboundSeen(id) }) else { return .failure(.malformed) }
-        guard !seen else { return .failure(.duplicate) }
+        guard !seen else { return .failure(repeated) }
         admissions += 1
         admitted[id] = admissions
         admittedOrder.append((id, admissions))

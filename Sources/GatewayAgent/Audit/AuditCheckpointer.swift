@@ -58,6 +58,14 @@ final class AuditCheckpointer {
         return try checkpoint(nowMillis: nowMillis)
     }
 
+    /// A checkpoint of the current head at once, asked for by an operator (`carkey-agent
+    /// checkpoint`): checkpoints are not retained on the broker, so a verifier that starts
+    /// listening later needs a fresh one to cover what it hears. Written even when the head has
+    /// not moved (the same seq, a new time and signature); nil before the first event.
+    func now(nowMillis: Int64) throws -> AuditCheckpoint? {
+        try checkpoint(nowMillis: nowMillis)
+    }
+
     private func checkpoint(nowMillis: Int64) throws -> AuditCheckpoint? {
         let written = try store.writeAuditCheckpoint(key: key, vehicleID: topics.vehicleID, topic: topics.audit, time: clock())
         if let written { lastSeq = written.seq }

@@ -192,6 +192,8 @@ final class CloudService: @unchecked Sendable {
             // not by the mailbox (which the agent's thread drains concurrently).
             switch gate.admit(message, deliver: onInbound) {
             case .success: break
+            case .failure(.retainedRepeat):
+                log("cloud: retained message on \(message.topic) already received (applied or answered before); ignored")
             case .failure(let reason):
                 log("cloud: inbound message on \(message.topic) rejected: \(reason.rawValue)" + (gate.lastDetail.map { " (\($0))" } ?? ""))
             }

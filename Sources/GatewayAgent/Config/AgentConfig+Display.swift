@@ -1,9 +1,12 @@
 // The effective settings as `config` on the console shows them. Secrets are masked: the service
 // PIN shows only whether it is set; files holding secrets (TLS keys) are shown by path, never
-// by content. Add a line here for every new setting.
+// by content. Add a line here for every new setting. The cloud link is shown as the agent runs
+// it (the file's "mqtt" object with the --mqtt flags on top), once: the file alone would say
+// "offline" for a car started with --mqtt.
 
 extension AgentConfig {
-    func displayLines(consoleEndpoint: String) -> [String] {
+    /// `cloud`: the cloud link in force (flags included), nil when the car runs offline.
+    func displayLines(consoleEndpoint: String, cloud: CloudOptions?) -> [String] {
         // Built a line at a time: one array literal of this many concatenations is more than
         // Swift 6.0's type checker solves in reasonable time.
         var lines: [String] = []
@@ -20,9 +23,15 @@ extension AgentConfig {
         lines.append("service.timeoutSeconds: \(serviceTimeoutSeconds)")
         lines.append("service.challengeSeconds: \(serviceChallengeSeconds)")
         lines.append("vault: " + vault.displayText)
-        lines.append("mqtt.url: " + (cloud.map { $0.endpoints.map(\.description).joined(separator: ", ") } ?? "none (offline)"))
-        let tlsFiles: String = cloud?.tls.map { tls in [tls.caFile, tls.certificateFile ?? "-", tls.keyFile ?? "-"].joined(separator: " / ") } ?? "-"
-        lines.append("mqtt.ca / cert / key: " + tlsFiles)
+        if let cloud {
+            lines.append("mqtt.url: " + cloud.endpoints.map(\.description).joined(separator: ", "))
+            let tlsFiles: String = cloud.tls.map { tls in [tls.caFile, tls.certificateFile ?? "-", tls.keyFile ?? "-"].joined(separator: " / ") } ?? "-"
+            lines.append("mqtt.ca / cert / key: " + tlsFiles + (cloud.tls == nil ? "" : " (contents not shown)"))
+            lines.append("mqtt.keepaliveSeconds: \(cloud.keepaliveSeconds)")
+            lines.append("mqtt.willDelaySeconds: \(cloud.willDelaySeconds)")
+        } else {
+            lines.append("mqtt.url: none (the car runs offline)")
+        }
         lines += StoreSettings.displayLines(store)
         lines += link.displayLines()
         lines.append("audit.routineRecordsPerKeyPerMinute: \(auditRoutinePerMinute ?? AuditSettings.defaultPerMinute)")

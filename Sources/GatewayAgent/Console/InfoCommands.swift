@@ -25,7 +25,7 @@ final class InfoCommands: ConsoleCommandGroup {
             return ["carkey-agent \(BuildInfo.version)", "board: \(hardware.board.name) (\(hardware.boardSource)), GPIO \(backend)"]
         case "config":
             guard words.count == 1 else { return ConsoleText.usage("config") }
-            return context.config.displayLines(consoleEndpoint: context.endpoint) + cloudLines()
+            return context.config.displayLines(consoleEndpoint: context.endpoint, cloud: context.cloudOptions)
         default:
             return log(Array(words.dropFirst()))
         }
@@ -38,15 +38,5 @@ final class InfoCommands: ConsoleCommandGroup {
         LogLevel.threshold = level
         context.log.warn("log level set to \(level.rawValue) on the console")
         return ["log level: \(level.rawValue)"]
-    }
-
-    /// TLS files by path only: the client key's content is a secret.
-    private func cloudLines() -> [String] {
-        guard let cloud = context.cloudOptions else { return ["mqtt: not configured (the car runs offline)"] }
-        var lines = ["mqtt: \(cloud.endpoints.map(\.description).joined(separator: ", ")), keepalive \(cloud.keepaliveSeconds) s, will delay \(cloud.willDelaySeconds) s"]
-        if let tls = cloud.tls {
-            lines.append("mqtt.tls: ca \(tls.caFile), certificate \(tls.certificateFile ?? "-"), key \(tls.keyFile ?? "-") (contents not shown)")
-        }
-        return lines
     }
 }

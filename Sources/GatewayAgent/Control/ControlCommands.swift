@@ -22,6 +22,8 @@ final class ControlCommands {
               run: { commands, _ in commands.stats.map { .ok($0.lines) } ?? .failure("stats are not available") }),
         Entry(name: "sim", summary: "the simulated world, as the console's sim command (only with --simulate)",
               run: { commands, words in commands.simulate(words) }, takesArguments: true),
+        Entry(name: "checkpoint", summary: "sign an audit checkpoint of the chain's head now and queue it for vehicles/{id}/audit",
+              run: { commands, _ in commands.checkpoint.map { $0() } ?? .failure("checkpoints are not available") }),
         Entry(name: "conformance", summary: "the last phone links' checklists (run --conformance); 'conformance json': JSON lines",
               run: { commands, words in commands.conformanceReport(words) }, takesArguments: true),
     ]
@@ -37,6 +39,8 @@ final class ControlCommands {
     /// The console's `sim` group (nil without --simulate): scripts and tests move the simulated
     /// world (doors, the phone's distance, attackers) through the control socket.
     var simulation: ((_ words: [String]) -> [String])?
+    /// Writes a checkpoint now (set by the agent's start-up; docs/cloud.md "Checkpoint now").
+    var checkpoint: (() -> ControlResponse)?
     /// The conformance report (nil unless the agent runs with --conformance).
     var conformance: ConformanceMonitor?
 

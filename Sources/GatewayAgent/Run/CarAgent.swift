@@ -102,6 +102,18 @@ struct CarAgent {
         }
         let commands = ControlCommands(car: service, keys: keys, clock: clock, vehicleID: options.vehicleID)
         commands.conformance = service.conformance
+        commands.checkpoint = {
+            do {
+                guard let written = try checkpointer.now(nowMillis: Int64(clock.monotonicMillis)) else {
+                    return .failure("no events yet: there is no chain head to sign")
+                }
+                log.info("audit: checkpoint at seq \(written.seq) written on request")
+                return .ok(["checkpoint seq \(written.seq) head \(written.headHash.hexString)"])
+            } catch {
+                log.error("audit: checkpoint not written: \(error)")
+                return .failure("checkpoint not written: \(error)")
+            }
+        }
         commands.stats = try AgentStats(store: store)
         commands.stats?.commitCounters = service
         let control = try ControlServer(stateDirectory: options.stateDirectory, log: log, commands: commands)

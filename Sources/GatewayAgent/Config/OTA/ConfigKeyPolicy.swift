@@ -16,15 +16,12 @@
 // - keys, pairing, signers, fleetKeys, signatureChecks: reserved names for key material,
 //   pairing rules and signature checks, should they ever appear in the file.
 import Drivers
+import Protocol
 
 enum ConfigKeyPolicy {
     /// Dotted keys (a whole object when no dot) the cloud may set. The document is the full
     /// desired state of these: one it omits goes back to the default.
-    static let managed: [String] = [
-        "description", "logLevel", "mqtt.keepaliveSeconds", "mqtt.willDelaySeconds", "proximity", "audit",
-        "link.maxLinks", "link.idleTimeoutSeconds", "link.identifierRotationMinutes",
-        "remote.allowUnlock", "remote.autoRelockSeconds",
-    ]
+    static let managed: [String] = ManagedConfigKeys.all
 
     static let forbidden: [String] = [
         "vehicleID", "stateDirectory", "board", "service", "console", "store",
@@ -35,9 +32,7 @@ enum ConfigKeyPolicy {
     ]
 
     /// `key` equals `entry` or lies inside it ("proximity.validRounds" inside "proximity").
-    static func covers(_ entry: String, _ key: String) -> Bool {
-        key == entry || key.hasPrefix(entry + ".")
-    }
+    static func covers(_ entry: String, _ key: String) -> Bool { ManagedConfigKeys.covers(entry, key) }
 
     static func isManaged(_ key: String) -> Bool { managed.contains { covers($0, key) } }
     static func isForbidden(_ key: String) -> Bool { forbidden.contains { covers($0, key) } }
