@@ -85,7 +85,25 @@ final class TPM2Device: @unchecked Sendable {
             lost = true
             return unreachable(code)
         }
+        if layer == TPM2Layer.tpm && code & 0xFFFF == TPM2Code.lockout {
+            return .locked(device: deviceName, fix: Self.lockoutFix)
+        }
         return .operationFailed(operation: "TPM2 \(operation)", code: UInt64(code), detail: library.describe(code))
+    }
+
+    /// TPM_RC_LOCKOUT on the car's own objects: they lack noDA (made by an older version), and
+    /// power cuts while the agent ran counted as failed authorisations until the TPM locked.
+    static let lockoutFix = "the TPM is in dictionary-attack lockout (TPM_RC_LOCKOUT): this car's tpm2 objects were made by an "
+        + "older carkey-agent without noDA, so every power cut while the agent ran counted as a failed authorisation. "
+        + "Clear it with `tpm2_dictionarylockout --clear-lockout` (as root; the lockout auth is empty unless someone set one), "
+        + "or wait for the TPM's lockout recovery time; docs/operations.md, section 13, says how to stop it recurring"
+
+    /// TPM2_Shutdown(CLEAR) before a clean close, so a power cut before the next start is an
+    /// orderly one to the TPM. Ignored when it fails (the TPM is gone, or a resource manager
+    /// refuses it): the car's objects carry noDA, so an unclean cut costs nothing but that.
+    func shutdown(_ esys: OpaquePointer) {
+        guard !lost else { return }
+        _ = library.shutdown(esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2Code.shutdownClear)
     }
 
     private func unreachable(_ code: TSS2_RC) -> SecureKeyError {
