@@ -119,6 +119,34 @@ final class VaultAgentTests: XCTestCase {
         print("vault: copied state on another TPM -> \(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)); removed TPM -> \(removed.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
     }
 
+    // MARK: Power cuts
+
+    /// Ten unclean power cuts in a row, each after the agent used its keys (an unlock signs
+    /// with the identity; the start unsealed the storage key): the TPM and the agent killed,
+    /// the TPM started again on the same state and port. Every time the car starts and the
+    /// owner unlocks; the TPM's dictionary-attack counter stays 0 (swtpm locks out at 3).
+    func testTenUncleanPowerCutsInARowStillStartTheCarAndUnlock() throws {
+        let tpm = try startTPM()
+        let harness = AgentHarness()
+        let config = try tpm2Config(harness, tpm)
+        try harness.start(clockSync: "no", ["--config", config])
+        let owner = try harness.enrollOwner()
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        for cut in 1...10 {
+            tpm.kill()
+            harness.kill()
+            try tpm.powerCycle()
+            let started = try harness.start(clockSync: "no", ["--config", config])
+            guard started.isRunning else { return XCTFail("cut \(cut): the car did not start: \(started.stderr)") }
+            XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok", "cut \(cut): the owner unlocks")
+        }
+        XCTAssertEqual(harness.stop(), 0)
+        if let counter = tpm.lockoutCounter() {
+            XCTAssertEqual(counter, 0, "no cut counted as a failed authorisation")
+            print("vault: DA lockout counter after 10 unclean power cuts: \(counter)")
+        }
+    }
+
     // MARK: Store tools on a vault-sealed store
 
     /// keys, events, outbox, backup and restore open the vault the config names; without the
