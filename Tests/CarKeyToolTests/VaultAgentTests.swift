@@ -68,6 +68,35 @@ final class VaultAgentTests: XCTestCase {
 
     private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Every file of a directory: name -> size, mtime (ns) and contents. A refused start must
+    /// leave this unchanged, carkey.db-shm and -wal included.
+    private func snapshot(_ directory: String) throws -> [String: String] {
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            let path = directory + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            let contents = info.st_mode & S_IFMT == S_IFREG ? (try Files.read(path, limit: 1 << 26)).map { String(format: "%02x", $0) }.joined() : "-"
+            files[name] = "size \(info.st_size) mtime \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) contents \(contents)"
+        }
+        return files
+    }
+
+    /// A refused start that must leave `stateDir` byte-identical (names, sizes, mtimes, contents).
+    /// `sidecars`: carkey.db-shm is there to be compared (an agent stopped on this directory).
+    private func refusedStartWritesNothing(stateDir: String, config: String, sidecars: Bool = true, file: StaticString = #filePath,
+                                           line: UInt = #line) throws -> (status: Int32?, stderr: String) {
+        let before = try snapshot(stateDir)
+        if sidecars { XCTAssertNotNil(before["carkey.db-shm"], "a stopped agent leaves carkey.db-shm: the check covers it", file: file, line: line) }
+        let refused = try failedStart(stateDir: stateDir, config: config)
+        let after = try snapshot(stateDir)
+        XCTAssertEqual(Set(after.keys), Set(before.keys), "no file added or removed: \(refused.stderr)", file: file, line: line)
+        for (name, was) in before where after[name] != was {
+            XCTFail("\(name) changed by a refused start (\(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))", file: file, line: line)
+        }
+        return refused
+    }
+
     /// Whether the store holds the sealed identity row (read without the key: the row's presence).
     private func identityRowCount(_ stateDir: String) throws -> Int64 {
         let connection = try Connection(path: stateDir + "/carkey.db", create: false)
@@ -105,14 +134,14 @@ final class VaultAgentTests: XCTestCase {
         let copy = harness.folder + "/copied-state"
         XCTAssertEqual(try Subprocess.run("/bin/cp", ["-a", harness.stateDir, copy]).status, 0)
         let otherConfig = try tpm2Config(harness, other, name: "other.json")
-        let refused = try failedStart(stateDir: copy, config: otherConfig)
+        let refused = try refusedStartWritesNothing(stateDir: copy, config: otherConfig)
         XCTAssertEqual(refused.status, 1, refused.stderr)
         XCTAssertTrue(refused.stderr.contains("does not belong to this device"), refused.stderr)
         XCTAssertEqual(refused.stderr.split(separator: "\n").count, 1, "one line: \(refused.stderr)")
 
         // The TPM removed: a clear error, exit 1.
         tpm.kill()
-        let removed = try failedStart(stateDir: harness.stateDir, config: config)
+        let removed = try refusedStartWritesNothing(stateDir: harness.stateDir, config: config)
         XCTAssertEqual(removed.status, 1, removed.stderr)
         XCTAssertTrue(removed.stderr.contains("key vault: tpm2:") && removed.stderr.contains("not available"), removed.stderr)
         XCTAssertEqual(removed.stderr.split(separator: "\n").count, 1, "one line: \(removed.stderr)")
@@ -313,10 +342,11 @@ final class VaultAgentTests: XCTestCase {
 
         // The vault configured before migrating: the TPM's new storage key does not open the
         // store, and the start says to migrate (nothing re-sealed, storage.key kept).
-        let early = try failedStart(stateDir: harness.stateDir, config: config)
+        let early = try refusedStartWritesNothing(stateDir: harness.stateDir, config: config)
         XCTAssertEqual(early.status, 1, early.stderr)
         XCTAssertTrue(early.stderr.contains("does not open the store") && early.stderr.contains("carkey-agent vault migrate"), early.stderr)
         XCTAssertTrue(exists(harness.stateDir + "/storage.key"))
+        XCTAssertFalse(exists(harness.stateDir + "/tpm2-storage.pub"), "the vault minted no key for a store it cannot open")
 
         // Refused while the agent runs.
         try harness.start()
@@ -339,10 +369,10 @@ final class VaultAgentTests: XCTestCase {
         XCTAssertEqual(try identityRowCount(harness.stateDir), 1, "the identity record stays, sealed by the TPM's storage key")
         XCTAssertEqual(try Files.read(harness.stateDir + "/car-identity.pub"), publishedBefore)
 
-        // The file vault no longer opens it: the start names the vault.
-        let fileStart = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", harness.stateDir, "--clock-sync", "no"])
-        XCTAssertTrue(fileStart.wait(timeoutSeconds: 30) { !fileStart.isRunning }, fileStart.stderr)
-        XCTAssertEqual(fileStart.stop(), 1, fileStart.stderr)
+        // The file vault no longer opens it: the start names the vault, and writes nothing.
+        let fileConfig = try writeConfig(harness, #"{"provider": "file"}"#, name: "file.json")
+        let fileStart = try refusedStartWritesNothing(stateDir: harness.stateDir, config: fileConfig, sidecars: false)
+        XCTAssertEqual(fileStart.status, 1, fileStart.stderr)
         XCTAssertTrue(fileStart.stderr.contains("sealed by a tpm2 key vault"), fileStart.stderr)
 
         let started = try harness.start(clockSync: "no", ["--config", config])
