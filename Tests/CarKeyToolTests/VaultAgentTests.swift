@@ -352,7 +352,9 @@ final class VaultAgentTests: XCTestCase {
         try harness.start()
         let running = try migrate(harness, config: config)
         XCTAssertEqual(running.status, 1, running.stdout + running.stderr)
-        XCTAssertTrue(running.stderr.contains("agent"), running.stderr)
+        XCTAssertTrue(running.stderr.contains("an agent is running on \(harness.stateDir)")
+                      && running.stderr.contains("stop it first (systemctl stop carkey-agent), then migrate"), running.stderr)
+        XCTAssertFalse(running.stderr.contains("restore"), "migrate is what runs next, not restore: \(running.stderr)")
         XCTAssertTrue(exists(harness.stateDir + "/storage.key"), "nothing changed while the agent runs")
         XCTAssertEqual(harness.stop(), 0)
 
@@ -384,6 +386,19 @@ final class VaultAgentTests: XCTestCase {
         let backup = try harness.agentTool(["backup", "--state-dir", harness.stateDir, "--config", config, "--out", harness.folder + "/migrated.db"])
         XCTAssertEqual(backup.status, 0, backup.stderr)
         XCTAssertTrue(backup.stdout.contains("car identity \(KeyID(publicKey: try P256PublicKey(pemRepresentation: String(decoding: publishedBefore, as: UTF8.self))))"), backup.stdout)
+
+        // Another car on the same TPM, its identity in the TPM: its backup is not this car's,
+        // and the refusal says so in the documented words (not "holds no car identity").
+        let other = AgentHarness()
+        let otherConfig = try tpm2Config(other, tpm)
+        try other.start(clockSync: "no", ["--config", otherConfig])
+        XCTAssertEqual(other.stop(), 0)
+        let otherBackup = other.folder + "/other-car.db"
+        XCTAssertEqual(try other.agentTool(["backup", "--state-dir", other.stateDir, "--config", otherConfig, "--out", otherBackup]).status, 0)
+        let foreign = try harness.agentTool(["restore", "--state-dir", harness.stateDir, "--config", config, "--from", otherBackup])
+        XCTAssertEqual(foreign.status, 1, foreign.stdout)
+        XCTAssertTrue(foreign.stderr.contains("not sealed by this tpm2 key vault's storage key"), foreign.stderr)
+        XCTAssertFalse(foreign.stderr.contains("holds no car identity"), foreign.stderr)
 
         // Run again: already done, nothing to re-seal.
         let again = try migrate(harness, config: config)
