@@ -176,6 +176,37 @@ final class VaultAgentTests: XCTestCase {
         }
     }
 
+    /// The TPM dies under a running agent and comes back on the same port and state: unlocks
+    /// fail meanwhile, the log names the TPM and the cause once, and the owner unlocks again
+    /// without the agent being restarted.
+    func testATPMThatDiesAtRunTimeIsLoggedOnceAndReconnected() throws {
+        let tpm = try startTPM()
+        let harness = AgentHarness()
+        let config = try tpm2Config(harness, tpm)
+        let agent = try harness.start(clockSync: "no", ["--config", config])
+        let owner = try harness.enrollOwner()
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        tpm.kill()
+        for attempt in 1...3 {
+            XCTAssertNotEqual(try unlock(harness, owner.path).firstLine, "ok", "attempt \(attempt) with the TPM gone")
+        }
+        let lost = agent.stderr.components(separatedBy: "stopped answering").count - 1
+        XCTAssertEqual(lost, 1, "one cause line, not one per session: \(agent.stderr)")
+        XCTAssertTrue(agent.stderr.contains("key vault: tpm2: TPM 2.0 at \(tpm.tcti) stopped answering"), agent.stderr)
+        try tpm.powerCycle()
+        var result = ""
+        let deadline = Monotonic.seconds() + 30
+        while result != "ok" && Monotonic.seconds() < deadline {
+            result = try unlock(harness, owner.path).firstLine
+            if result != "ok" { usleep(200_000) }
+        }
+        XCTAssertEqual(result, "ok", "the owner unlocks once the TPM is back: \(agent.stderr)")
+        XCTAssertTrue(agent.isRunning, "without restarting the agent")
+        XCTAssertTrue(agent.stderr.contains("answers again"), agent.stderr)
+        XCTAssertEqual(harness.stop(), 0)
+        print("vault: TPM lost and back: \(agent.stderr.split(separator: "\n").filter { $0.contains("key vault: tpm2: TPM") }.joined(separator: " | "))")
+    }
+
     // MARK: Store tools on a vault-sealed store
 
     /// keys, events, outbox, backup and restore open the vault the config names; without the

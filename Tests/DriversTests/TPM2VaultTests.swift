@@ -376,6 +376,42 @@ final class TPM2VaultTests: XCTestCase {
         }
     }
 
+    /// The TPM killed at run time and started again on the same port and state: calls fail
+    /// meanwhile, the vault reports the loss once (not per call), and reconnects by itself:
+    /// the identity signs again with a reloaded handle, the storage key unseals.
+    func testATPMThatComesBackIsReconnectedWithOneReportEachWay() throws {
+        final class Lines: @unchecked Sendable {
+            private let lock = NSLock()
+            private var items: [String] = []
+            func append(_ line: String) { lock.lock(); items.append(line); lock.unlock() }
+            var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
+        }
+        let tpm = try startTPM()
+        let vault = try open(tpm, folder("opencarkey-tpm2-state"))
+        let reports = Lines()
+        vault.onConnectionChange { reports.append($0) }
+        let identity = try XCTUnwrap(try vault.deviceIdentity(create: true))
+        let key = try vault.storageKey()
+        tpm.kill()
+        for _ in 0..<5 { XCTAssertThrowsError(try identity.signature(for: [1])) }
+        XCTAssertThrowsError(try vault.storageKey())
+        XCTAssertEqual(reports.all.count, 1, "one report for the loss: \(reports.all)")
+        XCTAssertTrue(reports.all.first?.contains("\(tpm.tcti) stopped answering") == true, "\(reports.all)")
+        try tpm.powerCycle()
+        var signature: ECDSASignature?
+        let deadline = Monotonic.seconds() + 20
+        while signature == nil && Monotonic.seconds() < deadline {
+            signature = try? identity.signature(for: [2])
+            if signature == nil { usleep(100_000) }
+        }
+        let signed = try XCTUnwrap(signature, "the identity signs again once the TPM is back")
+        XCTAssertTrue(identity.publicKey.isValidSignature(signed, for: [2]))
+        XCTAssertEqual(try vault.storageKey(), key)
+        XCTAssertEqual(reports.all.count, 2, "\(reports.all)")
+        XCTAssertTrue(reports.all.last?.contains("answers again") == true, "\(reports.all)")
+        print("tpm2: reports across a TPM restart: \(reports.all)")
+    }
+
     func testTamperedBlobsAreRefused() throws {
         let tpm = try startTPM()
         let state = folder("opencarkey-tpm2-state")
