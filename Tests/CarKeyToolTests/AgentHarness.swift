@@ -51,6 +51,13 @@ final class AgentHarness {
         return agent?.stop()
     }
 
+    /// SIGKILL (a power cut to the agent: no clean stop runs); returns the exit status.
+    @discardableResult
+    func kill() -> Int32? {
+        defer { agent = nil }
+        return agent?.stop(signal: SIGKILL, timeoutSeconds: 5)
+    }
+
     /// A fresh phone key in the test folder: its path and SEC1 public key hex.
     func keygen(_ name: String) throws -> (path: String, publicHex: String) {
         let path = folder + "/" + name + ".pem"

@@ -68,6 +68,35 @@ final class VaultAgentTests: XCTestCase {
 
     private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Every file of a directory: name -> size, mtime (ns) and contents. A refused start must
+    /// leave this unchanged, carkey.db-shm and -wal included.
+    private func snapshot(_ directory: String) throws -> [String: String] {
+        var files: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            let path = directory + "/" + name
+            var info = stat()
+            guard lstat(path, &info) == 0 else { continue }
+            let contents = info.st_mode & S_IFMT == S_IFREG ? (try Files.read(path, limit: 1 << 26)).map { String(format: "%02x", $0) }.joined() : "-"
+            files[name] = "size \(info.st_size) mtime \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) contents \(contents)"
+        }
+        return files
+    }
+
+    /// A refused start that must leave `stateDir` byte-identical (names, sizes, mtimes, contents).
+    /// `sidecars`: carkey.db-shm is there to be compared (an agent stopped on this directory).
+    private func refusedStartWritesNothing(stateDir: String, config: String, sidecars: Bool = true, file: StaticString = #filePath,
+                                           line: UInt = #line) throws -> (status: Int32?, stderr: String) {
+        let before = try snapshot(stateDir)
+        if sidecars { XCTAssertNotNil(before["carkey.db-shm"], "a stopped agent leaves carkey.db-shm: the check covers it", file: file, line: line) }
+        let refused = try failedStart(stateDir: stateDir, config: config)
+        let after = try snapshot(stateDir)
+        XCTAssertEqual(Set(after.keys), Set(before.keys), "no file added or removed: \(refused.stderr)", file: file, line: line)
+        for (name, was) in before where after[name] != was {
+            XCTFail("\(name) changed by a refused start (\(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))", file: file, line: line)
+        }
+        return refused
+    }
+
     /// Whether the store holds the sealed identity row (read without the key: the row's presence).
     private func identityRowCount(_ stateDir: String) throws -> Int64 {
         let connection = try Connection(path: stateDir + "/carkey.db", create: false)
@@ -105,18 +134,77 @@ final class VaultAgentTests: XCTestCase {
         let copy = harness.folder + "/copied-state"
         XCTAssertEqual(try Subprocess.run("/bin/cp", ["-a", harness.stateDir, copy]).status, 0)
         let otherConfig = try tpm2Config(harness, other, name: "other.json")
-        let refused = try failedStart(stateDir: copy, config: otherConfig)
+        let refused = try refusedStartWritesNothing(stateDir: copy, config: otherConfig)
         XCTAssertEqual(refused.status, 1, refused.stderr)
         XCTAssertTrue(refused.stderr.contains("does not belong to this device"), refused.stderr)
         XCTAssertEqual(refused.stderr.split(separator: "\n").count, 1, "one line: \(refused.stderr)")
 
         // The TPM removed: a clear error, exit 1.
         tpm.kill()
-        let removed = try failedStart(stateDir: harness.stateDir, config: config)
+        let removed = try refusedStartWritesNothing(stateDir: harness.stateDir, config: config)
         XCTAssertEqual(removed.status, 1, removed.stderr)
         XCTAssertTrue(removed.stderr.contains("key vault: tpm2:") && removed.stderr.contains("not available"), removed.stderr)
         XCTAssertEqual(removed.stderr.split(separator: "\n").count, 1, "one line: \(removed.stderr)")
         print("vault: copied state on another TPM -> \(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)); removed TPM -> \(removed.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+    }
+
+    // MARK: Power cuts
+
+    /// Ten unclean power cuts in a row, each after the agent used its keys (an unlock signs
+    /// with the identity; the start unsealed the storage key): the TPM and the agent killed,
+    /// the TPM started again on the same state and port. Every time the car starts and the
+    /// owner unlocks; the TPM's dictionary-attack counter stays 0 (swtpm locks out at 3).
+    func testTenUncleanPowerCutsInARowStillStartTheCarAndUnlock() throws {
+        let tpm = try startTPM()
+        let harness = AgentHarness()
+        let config = try tpm2Config(harness, tpm)
+        try harness.start(clockSync: "no", ["--config", config])
+        let owner = try harness.enrollOwner()
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        for cut in 1...10 {
+            tpm.kill()
+            harness.kill()
+            try tpm.powerCycle()
+            let started = try harness.start(clockSync: "no", ["--config", config])
+            guard started.isRunning else { return XCTFail("cut \(cut): the car did not start: \(started.stderr)") }
+            XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok", "cut \(cut): the owner unlocks")
+        }
+        XCTAssertEqual(harness.stop(), 0)
+        if let counter = tpm.lockoutCounter() {
+            XCTAssertEqual(counter, 0, "no cut counted as a failed authorisation")
+            print("vault: DA lockout counter after 10 unclean power cuts: \(counter)")
+        }
+    }
+
+    /// The TPM dies under a running agent and comes back on the same port and state: unlocks
+    /// fail meanwhile, the log names the TPM and the cause once, and the owner unlocks again
+    /// without the agent being restarted.
+    func testATPMThatDiesAtRunTimeIsLoggedOnceAndReconnected() throws {
+        let tpm = try startTPM()
+        let harness = AgentHarness()
+        let config = try tpm2Config(harness, tpm)
+        let agent = try harness.start(clockSync: "no", ["--config", config])
+        let owner = try harness.enrollOwner()
+        XCTAssertEqual(try unlock(harness, owner.path).firstLine, "ok")
+        tpm.kill()
+        for attempt in 1...3 {
+            XCTAssertNotEqual(try unlock(harness, owner.path).firstLine, "ok", "attempt \(attempt) with the TPM gone")
+        }
+        let lost = agent.stderr.components(separatedBy: "stopped answering").count - 1
+        XCTAssertEqual(lost, 1, "one cause line, not one per session: \(agent.stderr)")
+        XCTAssertTrue(agent.stderr.contains("key vault: tpm2: TPM 2.0 at \(tpm.tcti) stopped answering"), agent.stderr)
+        try tpm.powerCycle()
+        var result = ""
+        let deadline = Monotonic.seconds() + 30
+        while result != "ok" && Monotonic.seconds() < deadline {
+            result = try unlock(harness, owner.path).firstLine
+            if result != "ok" { usleep(200_000) }
+        }
+        XCTAssertEqual(result, "ok", "the owner unlocks once the TPM is back: \(agent.stderr)")
+        XCTAssertTrue(agent.isRunning, "without restarting the agent")
+        XCTAssertTrue(agent.stderr.contains("answers again"), agent.stderr)
+        XCTAssertEqual(harness.stop(), 0)
+        print("vault: TPM lost and back: \(agent.stderr.split(separator: "\n").filter { $0.contains("key vault: tpm2: TPM") }.joined(separator: " | "))")
     }
 
     // MARK: Store tools on a vault-sealed store
@@ -285,16 +373,19 @@ final class VaultAgentTests: XCTestCase {
 
         // The vault configured before migrating: the TPM's new storage key does not open the
         // store, and the start says to migrate (nothing re-sealed, storage.key kept).
-        let early = try failedStart(stateDir: harness.stateDir, config: config)
+        let early = try refusedStartWritesNothing(stateDir: harness.stateDir, config: config)
         XCTAssertEqual(early.status, 1, early.stderr)
         XCTAssertTrue(early.stderr.contains("does not open the store") && early.stderr.contains("carkey-agent vault migrate"), early.stderr)
         XCTAssertTrue(exists(harness.stateDir + "/storage.key"))
+        XCTAssertFalse(exists(harness.stateDir + "/tpm2-storage.pub"), "the vault minted no key for a store it cannot open")
 
         // Refused while the agent runs.
         try harness.start()
         let running = try migrate(harness, config: config)
         XCTAssertEqual(running.status, 1, running.stdout + running.stderr)
-        XCTAssertTrue(running.stderr.contains("agent"), running.stderr)
+        XCTAssertTrue(running.stderr.contains("an agent is running on \(harness.stateDir)")
+                      && running.stderr.contains("stop it first (systemctl stop carkey-agent), then migrate"), running.stderr)
+        XCTAssertFalse(running.stderr.contains("restore"), "migrate is what runs next, not restore: \(running.stderr)")
         XCTAssertTrue(exists(harness.stateDir + "/storage.key"), "nothing changed while the agent runs")
         XCTAssertEqual(harness.stop(), 0)
 
@@ -311,10 +402,10 @@ final class VaultAgentTests: XCTestCase {
         XCTAssertEqual(try identityRowCount(harness.stateDir), 1, "the identity record stays, sealed by the TPM's storage key")
         XCTAssertEqual(try Files.read(harness.stateDir + "/car-identity.pub"), publishedBefore)
 
-        // The file vault no longer opens it: the start names the vault.
-        let fileStart = try BackgroundProcess("carkey-agent", ["run", "--simulate", "--state-dir", harness.stateDir, "--clock-sync", "no"])
-        XCTAssertTrue(fileStart.wait(timeoutSeconds: 30) { !fileStart.isRunning }, fileStart.stderr)
-        XCTAssertEqual(fileStart.stop(), 1, fileStart.stderr)
+        // The file vault no longer opens it: the start names the vault, and writes nothing.
+        let fileConfig = try writeConfig(harness, #"{"provider": "file"}"#, name: "file.json")
+        let fileStart = try refusedStartWritesNothing(stateDir: harness.stateDir, config: fileConfig, sidecars: false)
+        XCTAssertEqual(fileStart.status, 1, fileStart.stderr)
         XCTAssertTrue(fileStart.stderr.contains("sealed by a tpm2 key vault"), fileStart.stderr)
 
         let started = try harness.start(clockSync: "no", ["--config", config])
@@ -326,6 +417,19 @@ final class VaultAgentTests: XCTestCase {
         let backup = try harness.agentTool(["backup", "--state-dir", harness.stateDir, "--config", config, "--out", harness.folder + "/migrated.db"])
         XCTAssertEqual(backup.status, 0, backup.stderr)
         XCTAssertTrue(backup.stdout.contains("car identity \(KeyID(publicKey: try P256PublicKey(pemRepresentation: String(decoding: publishedBefore, as: UTF8.self))))"), backup.stdout)
+
+        // Another car on the same TPM, its identity in the TPM: its backup is not this car's,
+        // and the refusal says so in the documented words (not "holds no car identity").
+        let other = AgentHarness()
+        let otherConfig = try tpm2Config(other, tpm)
+        try other.start(clockSync: "no", ["--config", otherConfig])
+        XCTAssertEqual(other.stop(), 0)
+        let otherBackup = other.folder + "/other-car.db"
+        XCTAssertEqual(try other.agentTool(["backup", "--state-dir", other.stateDir, "--config", otherConfig, "--out", otherBackup]).status, 0)
+        let foreign = try harness.agentTool(["restore", "--state-dir", harness.stateDir, "--config", config, "--from", otherBackup])
+        XCTAssertEqual(foreign.status, 1, foreign.stdout)
+        XCTAssertTrue(foreign.stderr.contains("not sealed by this tpm2 key vault's storage key"), foreign.stderr)
+        XCTAssertFalse(foreign.stderr.contains("holds no car identity"), foreign.stderr)
 
         // Run again: already done, nothing to re-seal.
         let again = try migrate(harness, config: config)

@@ -238,6 +238,105 @@ final class TPM2VaultTests: XCTestCase {
         XCTAssertThrowsError(try TPM2KeyVault(tcti: tpm.tcti, stateDirectory: state, pcrs: [24]), "PCR 24 is not in the bank")
     }
 
+    // MARK: power cuts and dictionary-attack lockout
+
+    /// One unclean power cut after the car used its keys: the TPM is killed (no TPM2_Shutdown
+    /// reaches it; the vault's close afterwards finds it gone) and started again on the same
+    /// state. A vault is then opened as the next start of the car would.
+    private func powerCut(_ tpm: TPM2SoftwareTPM, _ vault: TPM2KeyVault) throws {
+        tpm.kill()
+        vault.close()
+        try tpm.powerCycle()
+    }
+
+    /// The car's objects carry noDA: ten cuts in a row, each after signing, ECDH and an unseal,
+    /// and the storage key still unseals, the identity still signs, and the TPM's
+    /// dictionary-attack counter stays 0 (swtpm locks out after 3 failures).
+    func testTenUncleanPowerCutsLeaveTheLockoutCounterAtZero() throws {
+        let tpm = try startTPM()
+        let state = folder("opencarkey-tpm2-state")
+        var vault = try open(tpm, state)
+        let key = try vault.storageKey()
+        let publicKey = try XCTUnwrap(try vault.deviceIdentity(create: true)).publicKey
+        var counters: [UInt32] = []
+        for cut in 1...10 {
+            let identity = try XCTUnwrap(try vault.deviceIdentity(create: false))
+            let signature = try identity.signature(for: [UInt8(cut)])
+            XCTAssertTrue(publicKey.isValidSignature(signature, for: [UInt8(cut)]), "cut \(cut)")
+            _ = try identity.sharedSecret(with: try P256PrivateKey.generate().publicKey)
+            try powerCut(tpm, vault)
+            vault = try open(tpm, state)
+            XCTAssertEqual(try vault.storageKey(), key, "cut \(cut): the storage key unseals")
+            counters.append(try vault.lockoutCounter())
+        }
+        XCTAssertEqual(counters, Array(repeating: 0, count: 10), "no cut counted as a failed authorisation")
+        XCTAssertFalse(vault.summary.contains("noDA"), "no warning for objects made with noDA: \(vault.summary)")
+        print("tpm2: DA lockout counter after each of 10 unclean power cuts (noDA objects): \(counters)")
+    }
+
+    /// What cars set up before noDA meet: objects without it count each unclean cut, the third
+    /// locks the TPM, and the error names the fix, which works.
+    func testDAProtectedObjectsOfOlderCarsLockOutAndTheErrorNamesTheFix() throws {
+        let tpm = try startTPM()
+        let state = folder("opencarkey-tpm2-state")
+        func openOld() throws -> TPM2KeyVault {
+            let vault = try TPM2KeyVault(tcti: tpm.tcti, stateDirectory: state, pcrs: [], makeDAProtected: true)
+            vaults.append(vault)
+            return vault
+        }
+        var vault = try openOld()
+        _ = try vault.storageKey()
+        _ = try vault.deviceIdentity(create: true)
+        XCTAssertTrue(vault.summary.contains("lack noDA"), "the start-up line warns: \(vault.summary)")
+        var counters: [UInt32] = []
+        var lockedAt: Int?
+        for cut in 1...5 {
+            _ = try XCTUnwrap(try vault.deviceIdentity(create: false)).signature(for: [1])
+            try powerCut(tpm, vault)
+            vault = try openOld()
+            counters.append(try vault.lockoutCounter())
+            do {
+                _ = try vault.storageKey()
+            } catch let error as SecureKeyError {
+                guard case .locked(_, let fix) = error else { return XCTFail("cut \(cut): \(error)") }
+                XCTAssertTrue(fix.contains("tpm2_dictionarylockout --clear-lockout"), fix)
+                print("tpm2: older objects, cut \(cut): \(error)")
+                lockedAt = cut
+                break
+            }
+        }
+        XCTAssertEqual(lockedAt, 3, "swtpm locks out after 3 failures; counters \(counters)")
+        XCTAssertEqual(counters, [1, 2, 3])
+        print("tpm2: DA lockout counter after each unclean power cut (objects without noDA): \(counters)")
+        // The fix the message names.
+        guard access("/usr/bin/tpm2_dictionarylockout", X_OK) == 0 else { return }
+        vault.close()
+        let clear = try AgentProcess("/usr/bin/tpm2_dictionarylockout", ["-T", tpm.tcti, "--clear-lockout"])
+        XCTAssertTrue(clear.wait(timeoutSeconds: 10) { !clear.isRunning })
+        XCTAssertEqual(clear.stop(), 0, clear.stderr)
+        vault = try openOld()
+        XCTAssertNoThrow(try vault.storageKey(), "unseals again once the lockout is cleared")
+    }
+
+    /// A clean close ends with TPM2_Shutdown: a power cut after it is orderly, even for objects
+    /// without noDA.
+    func testACleanCloseMakesTheNextPowerCutOrderly() throws {
+        let tpm = try startTPM()
+        let state = folder("opencarkey-tpm2-state")
+        var counters: [UInt32] = []
+        for _ in 1...4 {
+            let vault = try TPM2KeyVault(tcti: tpm.tcti, stateDirectory: state, pcrs: [], makeDAProtected: true)
+            vaults.append(vault)
+            _ = try vault.storageKey()
+            _ = try XCTUnwrap(try vault.deviceIdentity(create: true)).signature(for: [1])
+            counters.append(try vault.lockoutCounter())
+            vault.close()
+            tpm.kill()
+            try tpm.powerCycle()
+        }
+        XCTAssertEqual(counters, [0, 0, 0, 0])
+    }
+
     // MARK: failures
 
     func testAMissingLibraryNamesTheDebianPackage() {
@@ -275,6 +374,42 @@ final class TPM2VaultTests: XCTestCase {
             if case .deviceMissing = error { return true }
             return false
         }
+    }
+
+    /// The TPM killed at run time and started again on the same port and state: calls fail
+    /// meanwhile, the vault reports the loss once (not per call), and reconnects by itself:
+    /// the identity signs again with a reloaded handle, the storage key unseals.
+    func testATPMThatComesBackIsReconnectedWithOneReportEachWay() throws {
+        final class Lines: @unchecked Sendable {
+            private let lock = NSLock()
+            private var items: [String] = []
+            func append(_ line: String) { lock.lock(); items.append(line); lock.unlock() }
+            var all: [String] { lock.lock(); defer { lock.unlock() }; return items }
+        }
+        let tpm = try startTPM()
+        let vault = try open(tpm, folder("opencarkey-tpm2-state"))
+        let reports = Lines()
+        vault.onConnectionChange { reports.append($0) }
+        let identity = try XCTUnwrap(try vault.deviceIdentity(create: true))
+        let key = try vault.storageKey()
+        tpm.kill()
+        for _ in 0..<5 { XCTAssertThrowsError(try identity.signature(for: [1])) }
+        XCTAssertThrowsError(try vault.storageKey())
+        XCTAssertEqual(reports.all.count, 1, "one report for the loss: \(reports.all)")
+        XCTAssertTrue(reports.all.first?.contains("\(tpm.tcti) stopped answering") == true, "\(reports.all)")
+        try tpm.powerCycle()
+        var signature: ECDSASignature?
+        let deadline = Monotonic.seconds() + 20
+        while signature == nil && Monotonic.seconds() < deadline {
+            signature = try? identity.signature(for: [2])
+            if signature == nil { usleep(100_000) }
+        }
+        let signed = try XCTUnwrap(signature, "the identity signs again once the TPM is back")
+        XCTAssertTrue(identity.publicKey.isValidSignature(signed, for: [2]))
+        XCTAssertEqual(try vault.storageKey(), key)
+        XCTAssertEqual(reports.all.count, 2, "\(reports.all)")
+        XCTAssertTrue(reports.all.last?.contains("answers again") == true, "\(reports.all)")
+        print("tpm2: reports across a TPM restart: \(reports.all)")
     }
 
     func testTamperedBlobsAreRefused() throws {

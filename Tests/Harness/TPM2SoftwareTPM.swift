@@ -24,27 +24,66 @@ public final class TPM2SoftwareTPM {
     /// Starts a TPM whose state lives in `stateFolder` (a fresh folder: a new TPM with its own
     /// seeds; the same folder again: the same TPM after a restart).
     public init(stateFolder: String) throws {
-        let binary = try Self.binary()
         self.stateFolder = stateFolder
         var lastLog = ""
         for _ in 0..<5 {
             let port = try Self.freePortPair()
-            let process = try AgentProcess(binary, [
-                "socket", "--tpm2",
-                "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
-                "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
-                "--tpmstate", "dir=\(stateFolder)",
-                "--flags", "not-need-init,startup-clear",
-            ])
-            if process.wait(timeoutSeconds: 10, until: { MosquittoBroker.canConnect(port: port + 1) }) {
+            let started = try Self.launch(port: port, stateFolder: stateFolder)
+            if let process = started.process {
                 self.port = port
                 self.process = process
                 return
             }
-            lastLog = process.stderrTail
-            _ = process.stop(signal: SIGKILL, timeoutSeconds: 2)
+            lastLog = started.log
         }
         throw HarnessUnavailable("swtpm did not start: \(lastLog)")
+    }
+
+    /// A power cut: the TPM killed (no TPM2_Shutdown reaches it), then started again on the
+    /// same ports and state, so it runs TPM2_Startup(CLEAR) after an unorderly shutdown.
+    public func powerCycle() throws {
+        kill()
+        var lastLog = ""
+        // The port may stay busy for a moment after the kill.
+        for _ in 0..<20 {
+            let started = try Self.launch(port: port, stateFolder: stateFolder)
+            if let process = started.process {
+                self.process = process
+                return
+            }
+            lastLog = started.log
+            usleep(250_000)
+        }
+        throw HarnessUnavailable("swtpm did not start again on port \(port): \(lastLog)")
+    }
+
+    /// The dictionary-attack failure count (TPM2_PT_LOCKOUT_COUNTER) read with tpm2_getcap, or
+    /// nil without tpm2-tools. swtpm serves one client at a time: read it with no agent connected.
+    public func lockoutCounter() -> Int? {
+        guard access("/usr/bin/tpm2_getcap", X_OK) == 0,
+              let tool = try? AgentProcess("/usr/bin/tpm2_getcap", ["-T", tcti, "properties-variable"]) else { return nil }
+        guard tool.wait(timeoutSeconds: 10, until: { !tool.isRunning }), tool.stop() == 0 else { return nil }
+        for line in tool.stdout.split(separator: "\n") where line.hasPrefix("TPM2_PT_LOCKOUT_COUNTER:") {
+            guard let value = line.split(separator: " ").last, value.hasPrefix("0x") else { return nil }
+            return Int(value.dropFirst(2), radix: 16)
+        }
+        return nil
+    }
+
+    private static func launch(port: Int32, stateFolder: String) throws -> (process: AgentProcess?, log: String) {
+        let process = try AgentProcess(try binary(), [
+            "socket", "--tpm2",
+            "--server", "type=tcp,port=\(port),bindaddr=127.0.0.1",
+            "--ctrl", "type=tcp,port=\(port + 1),bindaddr=127.0.0.1",
+            "--tpmstate", "dir=\(stateFolder)",
+            "--flags", "not-need-init,startup-clear",
+        ])
+        if process.wait(timeoutSeconds: 10, until: { MosquittoBroker.canConnect(port: port + 1) }) {
+            return (process, "")
+        }
+        let log = process.stderrTail
+        _ = process.stop(signal: SIGKILL, timeoutSeconds: 2)
+        return (nil, log)
     }
 
     deinit { kill() }

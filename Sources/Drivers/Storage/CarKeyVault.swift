@@ -18,6 +18,14 @@ public protocol CarKeyVault: KeyProvider {
     /// exists and `create` is false (a car migrated from the file vault keeps its sealed
     /// identity record until the operator asks for a new one).
     func deviceIdentity(create: Bool) throws(SecureKeyError) -> (any ProtocolKeyAgreement)?
+    /// Ends the use of the device on a clean stop (transient objects flushed, sessions closed,
+    /// a TPM told to expect the power cut); identity keys handed out stop working.
+    func close()
+}
+
+extension CarKeyVault {
+    /// Nothing to end for a vault that holds no device connection (test doubles).
+    public func close() {}
 }
 
 /// What can go wrong with a key device. Each case says what to fix; none carries key bytes

@@ -52,6 +52,10 @@ public final class CarStore: Sendable {
                             budget: StoreBudget? = nil) throws(StorageError) -> CarStore { try StorageError.wrap {
             let directory = StateDirectory(path: path)
             var repairs = try directory.prepare()
+            // A key vault's key before anything else is written: a device that refuses (another
+            // board's TPM, changed PCRs) stops the open with the state directory untouched. Had
+            // SQLite opened first, it would already have rewritten carkey.db-shm.
+            let vaultKey = keyProvider is any CarKeyVault ? try keyProvider?.storageKey() : nil
             // On a full disk the reserve is released before SQLite needs room for its WAL.
             let space = budget.map { StoreSpace(budget: $0, directory: directory) }
             let startNotices = space?.prepareForStart() ?? []
@@ -75,7 +79,7 @@ public final class CarStore: Sendable {
                 : nil
             guard let provider: KeyProvider = keyProvider ?? fileKey else { throw StorageError.storageKeyMissing(path: directory.storageKeyPath) }
             // The sealer keeps the key for the store's lifetime (it is needed for every read).
-            let key = try provider.storageKey()
+            let key = try vaultKey ?? provider.storageKey()
             // A key vault makes a storage key wherever its blob is missing, so a store that
             // already holds records is checked against the key it got: a new key would read
             // every record as tampered (issue 18).

@@ -1,6 +1,9 @@
 // The store budget in the agent: one bounded maintenance round per housekeeping tick (pruning
 // in batches, the reserve, a full disk noticed), and one log line per thing an operator should
 // know. The events the budget writes (prune, disk full) are written by the store itself.
+#if canImport(Glibc)
+import Glibc
+#endif
 import Drivers
 import Protocol
 
@@ -48,6 +51,12 @@ final class StoreKeeper {
                                     + "its storage key was lost. Refusing to start as a new car, which would lock out every paired phone. "
                                     + "Put the car's storage key back, then restore its backup if the store is gone too. " + recovery(directory))
         }
+        // A vault with no storage key of its own beside a store that holds data: the car was
+        // never migrated (or lost the vault files). Refused before the vault mints a key, which
+        // would write its files and still not open the store.
+        if let vault, VaultFiles.deviceSealing(directory) != vault.kind, holdsData(layout) {
+            throw AgentStartFailure(description: "store: \(StorageError.storageKeyDoesNotOpenStore(provider: vault.kind, stateDirectory: directory)). Refusing to start.")
+        }
         do {
             return try CarStore.open(stateDirectory: directory, keyProvider: vault, clock: clock, budget: budget)
         } catch {
@@ -65,6 +74,15 @@ final class StoreKeeper {
             default:
                 throw error
             }
+        }
+    }
+
+    /// Whether carkey.db or its WAL holds anything: a store a new key cannot open. An empty
+    /// file is what a first start that stopped early leaves.
+    private static func holdsData(_ layout: StateDirectory) -> Bool {
+        [layout.databasePath, layout.databasePath + "-wal"].contains { path in
+            var info = stat()
+            return stat(path, &info) == 0 && info.st_size > 0
         }
     }
 

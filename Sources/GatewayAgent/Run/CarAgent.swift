@@ -39,7 +39,11 @@ struct CarAgent {
         do { vault = try AgentVault.open(options.config.vault, stateDirectory: options.stateDirectory) } catch {
             throw AgentStartFailure(description: error.description, exitStatus: error.refusedAccess ? AgentVault.doNotRetryStatus : 1)
         }
-        defer { withExtendedLifetime(vault) {} }
+        // A TPM that stops answering at run time: one line naming it and the cause, one when
+        // it is back (the vault reconnects itself); the sessions in between are refused.
+        (vault as? TPM2KeyVault)?.onConnectionChange { [log] line in log.error(line) }
+        // Closed last, after the store: a clean stop ends with TPM2_Shutdown (TPM2KeyVault.close).
+        defer { vault?.close() }
         // With its budget: on a full disk the reserve is released before SQLite needs room.
         let store = try StoreKeeper.openStore(options.stateDirectory, clock: { clock.eventTime() }, budget: options.store, vault: vault)
         let storeKeeper = StoreKeeper(store: store, log: log)

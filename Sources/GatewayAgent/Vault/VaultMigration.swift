@@ -40,7 +40,9 @@ enum VaultMigration {
         guard access(layout.databasePath, F_OK) == 0 else {
             throw Refused("no car store in \(stateDirectory) (\(StateDirectory.databaseFileName) not found): a new car needs no migration, start the agent with the vault configured")
         }
-        try RunningAgent.refuse(stateDirectory)
+        do { try RunningAgent.refuse(stateDirectory) } catch StoreBackupError.agentRunning(_, let socket) {
+            throw Refused("an agent is running on \(stateDirectory) (\(socket) answers): stop it first (systemctl stop carkey-agent), then migrate")
+        }
         let keyFile = access(layout.storageKeyPath, F_OK) == 0
         guard keyFile || access(layout.storageKeyPath + ".provisional", F_OK) != 0 else {
             throw Refused("\(layout.storageKeyPath).provisional: this car's first start did not finish; start the agent once with the file vault, then migrate")

@@ -17,9 +17,13 @@ enum TPM2Code {
     /// TPM_RC_SENSITIVE (VER1 + 0x055): the private blob did not decrypt to a valid sensitive area.
     static let sensitive: UInt32 = 0x155
     static let lockout: UInt32 = 0x921 // TPM_RC_LOCKOUT (warning)
+    /// TPM2_SU_CLEAR: TPM2_Shutdown before a TPM Reset (the next TPM2_Startup(CLEAR)).
+    static let shutdownClear: TPM2_SU = 0x0000
 
     /// The fixed properties' group: TPM2_PT_FIXED + 5 is the manufacturer ID.
     static let propertyManufacturer: UInt32 = 0x100 + 5
+    /// TPM2_PT_VAR + 14: the dictionary-attack failure count (TPM2_PT_LOCKOUT_COUNTER).
+    static let propertyLockoutCounter: UInt32 = 0x200 + 14
 }
 
 /// The layer byte of a TSS2_RC (bits 16-23): 0 is the TPM itself.

@@ -4,14 +4,13 @@ import CTSS2
 import Protocol
 
 final class TPM2Identity: ProtocolKeyAgreement, @unchecked Sendable {
-    // @unchecked Sendable: `handle` is immutable and only used under the device's lock.
+    // @unchecked Sendable: the handle is the device's (`device.identity`), read under its lock,
+    // so a reconnect that reloads the identity gives this key the new handle.
     let publicKey: P256PublicKey
     private let device: TPM2Device
-    private let handle: ESYS_TR
 
-    init(device: TPM2Device, handle: ESYS_TR, publicArea: TPMT_PUBLIC) throws(SecureKeyError) {
+    init(device: TPM2Device, publicArea: TPMT_PUBLIC) throws(SecureKeyError) {
         self.device = device
-        self.handle = handle
         let point = publicArea.unique.ecc
         guard let x = TPM2Buffers.padded32(TPM2Buffers.load(point.x.buffer, size: point.x.size)),
               let y = TPM2Buffers.padded32(TPM2Buffers.load(point.y.buffer, size: point.y.size)),
@@ -36,7 +35,7 @@ final class TPM2Identity: ProtocolKeyAgreement, @unchecked Sendable {
         validation.hierarchy = TPM2_RH_NULL
         let signed: TPMT_SIGNATURE = try device.withContext { esys throws(SecureKeyError) in
             var out: UnsafeMutablePointer<TPMT_SIGNATURE>?
-            let code = device.library.sign(esys, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
+            let code = device.library.sign(esys, device.identity, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                                            &digest, &scheme, &validation, &out)
             let value = device.take(out)
             try device.check(code, "Sign (identity, ECDSA-SHA256)")
@@ -62,7 +61,7 @@ final class TPM2Identity: ProtocolKeyAgreement, @unchecked Sendable {
         point.point.y.size = TPM2Buffers.store(Array(peer.sec1[33...64]), into: &point.point.y.buffer)
         var result: TPM2B_ECC_POINT = try device.withContext { esys throws(SecureKeyError) in
             var out: UnsafeMutablePointer<TPM2B_ECC_POINT>?
-            let code = device.library.ecdhZGen(esys, handle, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &point, &out)
+            let code = device.library.ecdhZGen(esys, device.identity, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &point, &out)
             let value = device.takeSecret(out)
             try device.check(code, "ECDH_ZGen (identity)")
             guard let value else { throw .operationFailed(operation: "TPM2 ECDH_ZGen", code: 0, detail: "no point returned") }

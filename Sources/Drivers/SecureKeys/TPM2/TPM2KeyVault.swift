@@ -19,11 +19,14 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
 
     private let device: TPM2Device
     private let binding: TPM2PCRBinding
-    private let primary: ESYS_TR
     private let manufacturer: String?
     private let stateLock = Lock()
     private var identity: TPM2Identity?
-    private var identityHandle: ESYS_TR = ESYS_TR_NONE
+    /// Objects made without noDA: tests only (what cars set up by older versions hold).
+    private let makeDAProtected: Bool
+    /// Loaded objects that lack noDA ("identity", "storage key"): older cars' objects, which
+    /// count towards the TPM's dictionary-attack lockout at every unclean power cut.
+    private var daProtectedObjects: Set<String> = []
 
     var identityFiles: TPM2BlobFiles { TPM2BlobFiles(directory: stateDirectory, name: "tpm2-identity") }
     var storageFiles: TPM2BlobFiles { TPM2BlobFiles(directory: stateDirectory, name: "tpm2-storage") }
@@ -31,29 +34,36 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
     /// Connects to the TPM through `tcti` and derives the storage primary (the same key at
     /// every open on the same TPM). Throws deviceMissing when the libraries or the TPM are not
     /// there.
-    public init(tcti: String = TPM2KeyVault.defaultTCTI, stateDirectory: String, pcrs: [Int] = []) throws(SecureKeyError) {
+    public convenience init(tcti: String = TPM2KeyVault.defaultTCTI, stateDirectory: String, pcrs: [Int] = []) throws(SecureKeyError) {
+        try self.init(tcti: tcti, stateDirectory: stateDirectory, pcrs: pcrs, makeDAProtected: false)
+    }
+
+    init(tcti: String, stateDirectory: String, pcrs: [Int], makeDAProtected: Bool) throws(SecureKeyError) {
+        self.makeDAProtected = makeDAProtected
         self.tcti = tcti
         self.stateDirectory = stateDirectory
         binding = try TPM2PCRBinding(pcrs)
         let device = try TPM2Device(tcti: tcti)
         self.device = device
-        (primary, manufacturer) = try device.withContext { esys throws(SecureKeyError) in
-            (try device.createPrimary(esys), device.manufacturer(esys))
+        manufacturer = try device.withContext { esys throws(SecureKeyError) in
+            device.primary = try device.createPrimary(esys)
+            return device.manufacturer(esys)
         }
     }
 
     deinit { close() }
 
-    /// Flushes the transient objects and ends the connection. Identity keys handed out stop
-    /// working (their calls throw deviceMissing).
+    /// Flushes the transient objects, tells the TPM an orderly shutdown is next
+    /// (TPM2_Shutdown(CLEAR): a power cut after a clean stop then counts as orderly) and ends
+    /// the connection. Identity keys handed out stop working (their calls throw deviceMissing).
     public func close() {
         stateLock.withLock {
-            let identityHandle = self.identityHandle
-            self.identityHandle = ESYS_TR_NONE
             identity = nil
             device.close { esys in
-                device.flush(esys, identityHandle)
-                device.flush(esys, primary)
+                device.flush(esys, device.identity)
+                device.flush(esys, device.primary)
+                device.identity = ESYS_TR_NONE
+                device.shutdown(esys)
             }
         }
     }
@@ -61,7 +71,21 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
     public var summary: String {
         let maker = manufacturer.map { "manufacturer \($0), " } ?? ""
         let bound = binding.isBound ? ", storage key bound to \(binding.description)" : ""
-        return "TPM 2.0 at \(tcti) (\(maker)primary ECC P-256 under owner, identity and storage key blobs in \(stateDirectory)/tpm2-*\(bound))"
+        let legacy = stateLock.withLock { daProtectedObjects.sorted() }
+        let lockout = legacy.isEmpty ? "" : "; WARNING: the \(legacy.joined(separator: " and ")) made by an older carkey-agent lack noDA, "
+            + "so power cuts while the agent runs count towards the TPM's dictionary-attack lockout (docs/operations.md, section 13)"
+        return "TPM 2.0 at \(tcti) (\(maker)primary ECC P-256 under owner, identity and storage key blobs in \(stateDirectory)/tpm2-*\(bound))" + lockout
+    }
+
+    /// Called with one line when the TPM stops answering (its TCTI and the error) and one when
+    /// a reconnect brings it back; never once per refused call. The agent logs them.
+    public func onConnectionChange(_ report: @escaping @Sendable (String) -> Void) {
+        device.setReport(report)
+    }
+
+    /// The TPM's dictionary-attack failure count (TPM2_PT_LOCKOUT_COUNTER); tests.
+    func lockoutCounter() throws(SecureKeyError) -> UInt32 {
+        try device.withContext { esys throws(SecureKeyError) in try device.variableProperty(esys, TPM2Code.propertyLockoutCounter) }
     }
 
     public func deviceIdentity(create: Bool) throws(SecureKeyError) -> (any ProtocolKeyAgreement)? {
@@ -73,7 +97,8 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
                 if blobs == nil {
                     guard create else { return nil }
                     var sensitive = TPM2B_SENSITIVE_CREATE()
-                    let made = try device.create(esys, parent: primary, session: ESYS_TR_PASSWORD, template: TPM2Templates.identity(),
+                    let made = try device.create(esys, parent: device.primary, session: ESYS_TR_PASSWORD,
+                                                 template: TPM2Templates.identity(daProtected: makeDAProtected),
                                                  sensitive: &sensitive, what: "identity key")
                     try files.write(device.library, public: made.public, private: made.private)
                     blobs = made
@@ -82,20 +107,26 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
                 guard TPM2Templates.isIdentity(blobs.public.publicArea) else {
                     throw .malformed(what: "\(files.publicPath) (not a fixedTPM P-256 identity key)")
                 }
-                let handle = try device.load(esys, parent: primary, public: blobs.public, private: blobs.private, files: files)
+                let handle = try device.load(esys, parent: device.primary, public: blobs.public, private: blobs.private, files: files)
+                device.identity = handle
+                device.identityFiles = files
                 return (handle, blobs.public.publicArea)
             }
             guard let loaded else { return nil }
             let handle = loaded.0
             let made: TPM2Identity
             do throws(SecureKeyError) {
-                made = try TPM2Identity(device: device, handle: handle, publicArea: loaded.1)
+                made = try TPM2Identity(device: device, publicArea: loaded.1)
             } catch {
-                try? device.withContext { esys throws(SecureKeyError) in device.flush(esys, handle) }
+                try? device.withContext { esys throws(SecureKeyError) in
+                    device.flush(esys, handle)
+                    device.identity = ESYS_TR_NONE
+                    device.identityFiles = nil
+                }
                 throw error
             }
             identity = made
-            identityHandle = handle
+            if TPM2Templates.isDAProtected(loaded.1) { daProtectedObjects.insert("identity") }
             return made
         }
     }
@@ -103,9 +134,13 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
     /// The 32-byte storage key: unsealed from tpm2-storage.* or, on first use, made and sealed.
     public func storageKey() throws(SecureKeyError) -> Bytes {
         let files = storageFiles
-        return try device.withContext { esys throws(SecureKeyError) in
-            try device.storageKey(esys, primary: primary, files: files, binding: binding)
+        var daProtected = false
+        let key = try device.withContext { esys throws(SecureKeyError) in
+            try device.storageKey(esys, primary: device.primary, files: files, binding: binding,
+                                  makeDAProtected: makeDAProtected, daProtected: &daProtected)
         }
+        if daProtected { stateLock.withLock { _ = daProtectedObjects.insert("storage key") } }
+        return key
     }
 
     /// Extends a SHA-256 PCR (tests: what a changed boot component does to a bound key).

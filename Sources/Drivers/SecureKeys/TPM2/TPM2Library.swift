@@ -59,6 +59,7 @@ typealias EsysGetCapabilityFn = @convention(c) (
     UnsafeMutablePointer<TPMI_YES_NO>?, UnsafeMutablePointer<UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?>?) -> TSS2_RC
 typealias EsysPCRExtendFn = @convention(c) (
     OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, ESYS_TR, UnsafePointer<TPML_DIGEST_VALUES>?) -> TSS2_RC
+typealias EsysShutdownFn = @convention(c) (OpaquePointer?, ESYS_TR, ESYS_TR, ESYS_TR, TPM2_SU) -> TSS2_RC
 typealias MUPublicMarshalFn = @convention(c) (
     UnsafePointer<TPM2B_PUBLIC>?, UnsafeMutablePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?) -> TSS2_RC
 typealias MUPublicUnmarshalFn = @convention(c) (
@@ -91,6 +92,7 @@ struct TPM2Library: @unchecked Sendable {
     let policyGetDigest: EsysPolicyGetDigestFn
     let getCapability: EsysGetCapabilityFn
     let pcrExtend: EsysPCRExtendFn
+    let shutdown: EsysShutdownFn
     let marshalPublic: MUPublicMarshalFn
     let unmarshalPublic: MUPublicUnmarshalFn
     let marshalPrivate: MUPrivateMarshalFn
@@ -135,6 +137,7 @@ struct TPM2Library: @unchecked Sendable {
             policyGetDigest: try symbol(esys, "Esys_PolicyGetDigest", Self.esys.0),
             getCapability: try symbol(esys, "Esys_GetCapability", Self.esys.0),
             pcrExtend: try symbol(esys, "Esys_PCR_Extend", Self.esys.0),
+            shutdown: try symbol(esys, "Esys_Shutdown", Self.esys.0),
             marshalPublic: try symbol(mu, "Tss2_MU_TPM2B_PUBLIC_Marshal", marshalling.0),
             unmarshalPublic: try symbol(mu, "Tss2_MU_TPM2B_PUBLIC_Unmarshal", marshalling.0),
             marshalPrivate: try symbol(mu, "Tss2_MU_TPM2B_PRIVATE_Marshal", marshalling.0),

@@ -122,6 +122,20 @@ extension TPM2Device {
         try check(library.policyPCR(esys, session, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, &empty, &selection), "PolicyPCR")
     }
 
+    /// A TPM2_PT_VAR property's value (e.g. the lockout counter).
+    func variableProperty(_ esys: OpaquePointer, _ property: UInt32) throws(SecureKeyError) -> UInt32 {
+        var more: TPMI_YES_NO = 0
+        var data: UnsafeMutablePointer<TPMS_CAPABILITY_DATA>?
+        let code = library.getCapability(esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2_CAP_TPM_PROPERTIES, property, 1, &more, &data)
+        let capability = take(data)
+        try check(code, "GetCapability (property 0x\(String(property, radix: 16)))")
+        guard let capability, capability.data.tpmProperties.count >= 1,
+              capability.data.tpmProperties.tpmProperty.0.property == property else {
+            throw .operationFailed(operation: "TPM2 GetCapability", code: 0, detail: "property 0x\(String(property, radix: 16)) not reported")
+        }
+        return capability.data.tpmProperties.tpmProperty.0.value
+    }
+
     /// The manufacturer ID (four ASCII letters, e.g. "IBM", "STM", "IFX"), or nil.
     func manufacturer(_ esys: OpaquePointer) -> String? {
         var more: TPMI_YES_NO = 0

@@ -7,17 +7,22 @@ import Protocol
 
 extension TPM2Device {
     /// Unseals the stored key, or seals a new one when none is stored. The caller holds the lock.
-    func storageKey(_ esys: OpaquePointer, primary: ESYS_TR, files: TPM2BlobFiles, binding: TPM2PCRBinding) throws(SecureKeyError) -> Bytes {
+    /// `daProtected` (out): whether the stored object lacks noDA (made by an older version).
+    func storageKey(_ esys: OpaquePointer, primary: ESYS_TR, files: TPM2BlobFiles, binding: TPM2PCRBinding,
+                    makeDAProtected: Bool, daProtected: inout Bool) throws(SecureKeyError) -> Bytes {
         if let blobs = try files.read(library) {
             guard TPM2Templates.isSealedData(blobs.public.publicArea) else {
                 throw .malformed(what: "\(files.publicPath) (not a fixedTPM sealed data object)")
             }
+            daProtected = TPM2Templates.isDAProtected(blobs.public.publicArea)
             return try unseal(esys, primary: primary, blobs: blobs, files: files, binding: binding)
         }
-        return try seal(esys, primary: primary, files: files, binding: binding)
+        daProtected = makeDAProtected
+        return try seal(esys, primary: primary, files: files, binding: binding, daProtected: makeDAProtected)
     }
 
-    private func seal(_ esys: OpaquePointer, primary: ESYS_TR, files: TPM2BlobFiles, binding: TPM2PCRBinding) throws(SecureKeyError) -> Bytes {
+    private func seal(_ esys: OpaquePointer, primary: ESYS_TR, files: TPM2BlobFiles, binding: TPM2PCRBinding,
+                      daProtected: Bool) throws(SecureKeyError) -> Bytes {
         let key: Bytes
         do { key = try SystemRandom().randomBytes(32) } catch {
             throw .operationFailed(operation: "random storage key", code: 0, detail: "the host CSPRNG failed")
@@ -28,7 +33,7 @@ extension TPM2Device {
         sensitive.sensitive.data.size = TPM2Buffers.store(key, into: &sensitive.sensitive.data.buffer)
         let session = try startSaltedSession(esys, primary: primary, type: TPM2_SE_HMAC, attributes: TPMA_SESSION(TPMA_SESSION_DECRYPT))
         defer { flush(esys, session) }
-        let blobs = try create(esys, parent: primary, session: session, template: TPM2Templates.sealedData(policy: policy),
+        let blobs = try create(esys, parent: primary, session: session, template: TPM2Templates.sealedData(policy: policy, daProtected: daProtected),
                                sensitive: &sensitive, what: "sealed storage key")
         try files.write(library, public: blobs.public, private: blobs.private)
         return key

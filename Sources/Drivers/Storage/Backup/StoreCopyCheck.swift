@@ -84,12 +84,15 @@ enum StoreCopyCheck {
                 throw refused
             }
         }
-        guard let device = key.deviceIdentity,
-              let value = try sealedIdentityRow(connection, id: CarStore.advertisingKeyRecordID) else {
+        // The advertising-key row first: one that does not open is another car's store (for
+        // instance a car whose identity is in its vault, restored into a car that has none),
+        // which is what the operator must hear, not that the identity is missing.
+        guard let value = try sealedIdentityRow(connection, id: CarStore.advertisingKeyRecordID) else {
             throw StoreBackupError.identityMissing(path: path)
         }
         guard case .blob(let sealed) = value,
               (try? sealer.open(sealed, kind: .identity, id: CarStore.advertisingKeyRecordID)) != nil else { throw refused }
+        guard let device = key.deviceIdentity else { throw StoreBackupError.identityMissing(path: path) }
         return device
     }
 
