@@ -46,16 +46,6 @@ final class StaticBinaryVaultTests: XCTestCase {
         }
     }
 
-    /// Every file under `folder` with its size, mode, modification time and SHA-256: equal
-    /// snapshots mean nothing was written, renamed, created or removed.
-    private func snapshot(_ folder: String) throws -> String {
-        let listing = try Subprocess.run("/usr/bin/find", [folder, "-printf", "%P %y %s %m %T@\n"])
-        let sums = try Subprocess.run("/bin/sh", ["-c", "cd \"$1\" && find . -type f -print0 | sort -z | xargs -0 -r sha256sum", "sh", folder])
-        XCTAssertEqual(listing.status, 0, listing.stderr)
-        XCTAssertEqual(sums.status, 0, sums.stderr)
-        return listing.stdout.split(separator: "\n").sorted().joined(separator: "\n") + "\n" + sums.stdout
-    }
-
     /// Runs each vault path of the static agent on a car whose store the vault `config` seals,
     /// checking the refusal and that the state directory is byte for byte as it was.
     private func checkEveryVaultPathRefuses(_ staticAgent: String, _ harness: AgentHarness, config: String, kind: String) throws {
@@ -63,7 +53,7 @@ final class StaticBinaryVaultTests: XCTestCase {
         let backupFile = harness.folder + "/\(kind).backup.db"
         let made = try harness.agentTool(["backup"] + dir + ["--out", backupFile])
         XCTAssertEqual(made.status, 0, "the debug build backs the car up: \(made.stderr)")
-        let before = try snapshot(harness.stateDir)
+        let before = try DirectorySnapshot.take(harness.stateDir)
 
         let paths: [(name: String, arguments: [String])] = [
             ("run", ["run", "--simulate", "--clock-sync", "no"] + dir),
@@ -81,7 +71,7 @@ final class StaticBinaryVaultTests: XCTestCase {
             XCTAssertTrue(result.status == 1 || result.status == 78, "refused with an exit status, not a signal: \(what)")
             XCTAssertTrue(result.stderr.contains("fully static") && result.stderr.contains("make glibc"), "names the glibc build: \(what)")
             XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(what)")
-            XCTAssertEqual(try snapshot(harness.stateDir), before, "nothing written: \(what)")
+            XCTAssertEqual(try DirectorySnapshot.take(harness.stateDir), before, "nothing written: \(what)")
         }
         XCTAssertNotEqual(access(harness.folder + "/static.backup.db", F_OK), 0, "no backup file left behind")
     }

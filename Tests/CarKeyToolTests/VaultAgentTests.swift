@@ -68,28 +68,14 @@ final class VaultAgentTests: XCTestCase {
 
     private func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
-    /// Every file of a directory: name -> size, mtime (ns) and contents. A refused start must
-    /// leave this unchanged, carkey.db-shm and -wal included.
-    private func snapshot(_ directory: String) throws -> [String: String] {
-        var files: [String: String] = [:]
-        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
-            let path = directory + "/" + name
-            var info = stat()
-            guard lstat(path, &info) == 0 else { continue }
-            let contents = info.st_mode & S_IFMT == S_IFREG ? (try Files.read(path, limit: 1 << 26)).map { String(format: "%02x", $0) }.joined() : "-"
-            files[name] = "size \(info.st_size) mtime \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) contents \(contents)"
-        }
-        return files
-    }
-
     /// A refused start that must leave `stateDir` byte-identical (names, sizes, mtimes, contents).
     /// `sidecars`: carkey.db-shm is there to be compared (an agent stopped on this directory).
     private func refusedStartWritesNothing(stateDir: String, config: String, sidecars: Bool = true, file: StaticString = #filePath,
                                            line: UInt = #line) throws -> (status: Int32?, stderr: String) {
-        let before = try snapshot(stateDir)
+        let before = try DirectorySnapshot.take(stateDir)
         if sidecars { XCTAssertNotNil(before["carkey.db-shm"], "a stopped agent leaves carkey.db-shm: the check covers it", file: file, line: line) }
         let refused = try failedStart(stateDir: stateDir, config: config)
-        let after = try snapshot(stateDir)
+        let after = try DirectorySnapshot.take(stateDir)
         XCTAssertEqual(Set(after.keys), Set(before.keys), "no file added or removed: \(refused.stderr)", file: file, line: line)
         for (name, was) in before where after[name] != was {
             XCTFail("\(name) changed by a refused start (\(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines)))", file: file, line: line)
