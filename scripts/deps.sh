@@ -58,7 +58,13 @@ VNG_VENV=${OPENCARKEY_VNG_VENV:-/var/cache/opencarkey-vng}
 VNG_VERSION=1.42
 vng_ready() { [[ -x $VNG_VENV/bin/vng ]] && [[ -f $VNG_VENV/.version-$VNG_VERSION ]]; }
 
-if [[ ${#missing[@]} -eq 0 ]] && vng_ready; then
+# spdx-tools (pyspdxtools) from PyPI into its own venv: the tests validate the release SBOMs
+# with it (scripts/licensing/sbom.py writes them). Pinned: a newer validator may judge differently.
+SPDX_VENV=${OPENCARKEY_SPDX_VENV:-/var/cache/opencarkey-spdx}
+SPDX_VERSION=0.8.5
+spdx_ready() { [[ -x $SPDX_VENV/bin/pyspdxtools ]] && [[ -f $SPDX_VENV/.version-$SPDX_VERSION ]]; }
+
+if [[ ${#missing[@]} -eq 0 ]] && vng_ready && spdx_ready; then
     exit 0
 fi
 
@@ -96,4 +102,12 @@ if ! vng_ready; then
     "${as_root[@]}" python3 -m venv "$VNG_VENV"
     "${as_root[@]}" "$VNG_VENV/bin/pip" install -q --disable-pip-version-check "virtme-ng==$VNG_VERSION" >/dev/null
     "${as_root[@]}" touch "$VNG_VENV/.version-$VNG_VERSION"
+fi
+
+if ! spdx_ready; then
+    echo "deps: installing spdx-tools $SPDX_VERSION into $SPDX_VENV" >&2
+    "${as_root[@]}" rm -rf "$SPDX_VENV"
+    "${as_root[@]}" python3 -m venv "$SPDX_VENV"
+    "${as_root[@]}" "$SPDX_VENV/bin/pip" install -q --disable-pip-version-check "spdx-tools==$SPDX_VERSION" >/dev/null
+    "${as_root[@]}" touch "$SPDX_VENV/.version-$SPDX_VERSION"
 fi
