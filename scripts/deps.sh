@@ -96,18 +96,15 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     fi
 fi
 
-if ! vng_ready; then
-    echo "deps: installing virtme-ng $VNG_VERSION into $VNG_VENV" >&2
-    "${as_root[@]}" rm -rf "$VNG_VENV"
-    "${as_root[@]}" python3 -m venv "$VNG_VENV"
-    "${as_root[@]}" "$VNG_VENV/bin/pip" install -q --disable-pip-version-check "virtme-ng==$VNG_VERSION" >/dev/null
-    "${as_root[@]}" touch "$VNG_VENV/.version-$VNG_VERSION"
-fi
-
-if ! spdx_ready; then
-    echo "deps: installing spdx-tools $SPDX_VERSION into $SPDX_VENV" >&2
-    "${as_root[@]}" rm -rf "$SPDX_VENV"
-    "${as_root[@]}" python3 -m venv "$SPDX_VENV"
-    "${as_root[@]}" "$SPDX_VENV/bin/pip" install -q --disable-pip-version-check "spdx-tools==$SPDX_VERSION" >/dev/null
-    "${as_root[@]}" touch "$SPDX_VENV/.version-$SPDX_VERSION"
-fi
+# venv_install VENV NAME VERSION: NAME==VERSION from PyPI into a fresh VENV, marked with the
+# version so that a pin change reinstalls it.
+venv_install() {
+    local venv=$1 name=$2 version=$3
+    echo "deps: installing $name $version into $venv" >&2
+    "${as_root[@]}" rm -rf "$venv"
+    "${as_root[@]}" python3 -m venv "$venv"
+    "${as_root[@]}" "$venv/bin/pip" install -q --disable-pip-version-check "$name==$version" >/dev/null
+    "${as_root[@]}" touch "$venv/.version-$version"
+}
+vng_ready || venv_install "$VNG_VENV" virtme-ng "$VNG_VERSION"
+spdx_ready || venv_install "$SPDX_VENV" spdx-tools "$SPDX_VERSION"
