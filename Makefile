@@ -24,7 +24,8 @@
 #   make glibc    the same release objects linked against glibc, for boards with a TPM 2.0 or
 #                 PKCS#11 key vault (the static binary cannot load tss2 or a module), in build/glibc
 #   make static-aarch64  fully static, stripped carkey-agent and carkey for aarch64 in build/aarch64
-#                 (cross-built with Swift 6.0 from trixie chroots cached in /var/cache; scripts/aarch64)
+#                 (cross-built with Swift 6.0 from a trixie chroot and unpacked arm64 packages
+#                 cached in /var/cache; scripts/aarch64)
 #   make deb      carkey-agent_VERSION_amd64.deb and _arm64.deb in build/deb (scripts/deb)
 #   make release  build/release/carkey-agent-VERSION-{x86_64,aarch64}.tar.gz for the Yocto recipe
 #                 (with LICENSE and THIRD-PARTY-NOTICES.txt), an SPDX SBOM beside each, the x86_64

@@ -31,12 +31,12 @@ packages=(
     bluez               # btmgmt, hcitool, bluetoothd (the lane checks that the agent refuses it)
     dbus                # dbus-daemon for bluetoothd in the guest
     python3-venv        # the private virtme-ng below
-    # Shipping to the board (issue 13): the aarch64 cross build runs in debootstrapped trixie
-    # chroots, its binaries under qemu-aarch64-static; overlays compile with dtc; the .deb is
+    # Shipping to the board (issue 13): the aarch64 cross build runs in a debootstrapped trixie
+    # chroot, its binaries under qemu-aarch64-static; overlays compile with dtc; the .deb is
     # checked with lintian and installed in a chroot.
     debootstrap         # the trixie chroots (scripts/aarch64, make check-swift60) and the .deb chroot
-    qemu-user-static    # runs arm64 code: the arm64 root filesystem's second stage, the binaries
-    binfmt-support      # registers qemu-aarch64-static for the arm64 chroot
+    qemu-user-static    # runs arm64 code: the aarch64 binaries (smoke test), the arm64 .deb chroot
+    binfmt-support      # registers qemu-aarch64-static for the arm64 .deb chroot (scripts/deb)
     device-tree-compiler # dtc: the board overlays are compiled in the tests
     dpkg-dev            # dpkg-deb, dpkg-architecture for make deb
     lintian             # the .deb is checked with it

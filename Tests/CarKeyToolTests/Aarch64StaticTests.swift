@@ -2,9 +2,9 @@
 // qemu-aarch64-static: scripts/aarch64/smoke.sh runs --version, the self-test, keygen and a
 // simulated car with one enrolled phone and one unlock, and prints a line per check; these
 // tests assert on those lines, on `file`, and that the script fails when it should.
-// The binaries come from a slow cross build: without build/aarch64/carkey-agent the tests that
-// need it skip, unless CARKEY_REQUIRE_AARCH64=1 makes that a failure (.ci/run sets it when it
-// built them: with a warm set-up cache, or CARKEY_CI_AARCH64=1 for the 20-minute cold path).
+// The binaries come from a separate cross build: without build/aarch64/carkey-agent the tests
+// that need it skip, unless CARKEY_REQUIRE_AARCH64=1 makes that a failure (.ci/run builds them
+// on every run and sets it).
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +26,7 @@ final class Aarch64StaticTests: XCTestCase {
         }
         guard access(Self.artifacts + "/carkey-agent", R_OK) == 0, access(Self.artifacts + "/carkey", R_OK) == 0 else {
             if required { XCTFail("CARKEY_REQUIRE_AARCH64=1 but \(Self.artifacts)/carkey-agent or carkey is missing") }
-            throw XCTSkip("no aarch64 build: run `make static-aarch64` (about 20 minutes cold, cached afterwards)")
+            throw XCTSkip("no aarch64 build: run `make static-aarch64` (minutes cold, its set-up cached afterwards)")
         }
     }
 

@@ -7,20 +7,16 @@ import XCTest
 import TestHarness
 
 final class ReadmeCloudTests: XCTestCase {
-    private func block(after marker: String, in readme: String) throws -> String {
-        let tail = try XCTUnwrap(readme.components(separatedBy: marker).dropFirst().first, "no '\(marker)' in README.md")
-        let opened = try XCTUnwrap(tail.components(separatedBy: "```sh\n").dropFirst().first)
-        return try XCTUnwrap(opened.components(separatedBy: "\n```").first)
-    }
-
     func testTheCloudBlockRunsAsWritten() throws {
-        guard access("/usr/sbin/mosquitto", X_OK) == 0 || access("/usr/bin/mosquitto", X_OK) == 0 else {
-            throw XCTSkip("mosquitto is not installed (make deps)")
+        try requireDevice {
+            guard access("/usr/sbin/mosquitto", X_OK) == 0 || access("/usr/bin/mosquitto", X_OK) == 0 else {
+                throw HarnessUnavailable("mosquitto is not installed (make deps)")
+            }
         }
         let readme = try Subprocess.read(Subprocess.repositoryRoot + "/README.md")
-        let car = try block(after: "A simulated car by hand.", in: readme)
-        let cloud = try block(after: "The cloud, as written.", in: readme)
-        let uwb = try block(after: "With UWB (simulated):", in: readme)
+        let car = try ReadmeBlocks.block(after: "A simulated car by hand.", in: readme)
+        let cloud = try ReadmeBlocks.block(after: "The cloud, as written.", in: readme)
+        let uwb = try ReadmeBlocks.block(after: "With UWB (simulated):", in: readme)
         XCTAssertTrue(cloud.contains("PORT=${PORT:-1883}") && cloud.contains("listener %s 127.0.0.1"), cloud)
 
         let folder = Subprocess.makeTemporaryDirectory()

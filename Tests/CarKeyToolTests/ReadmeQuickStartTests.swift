@@ -4,17 +4,10 @@
 import XCTest
 
 final class ReadmeQuickStartTests: XCTestCase {
-    /// The ```sh block right after the paragraph that starts with `marker`.
-    private func block(after marker: String, in readme: String) throws -> String {
-        let tail = try XCTUnwrap(readme.components(separatedBy: marker).dropFirst().first, "no '\(marker)' in README.md")
-        let opened = try XCTUnwrap(tail.components(separatedBy: "```sh\n").dropFirst().first)
-        return try XCTUnwrap(opened.components(separatedBy: "\n```").first)
-    }
-
     func testTheSimulatedCarBlocksRunAsWritten() throws {
         let readme = try Subprocess.read(Subprocess.repositoryRoot + "/README.md")
-        let car = try block(after: "A simulated car by hand.", in: readme)
-        let uwb = try block(after: "With UWB (simulated):", in: readme)
+        let car = try ReadmeBlocks.block(after: "A simulated car by hand.", in: readme)
+        let uwb = try ReadmeBlocks.block(after: "With UWB (simulated):", in: readme)
         XCTAssertTrue(car.contains("--clock-sync yes") && car.contains("2>$DIR/agent.log"), car)
 
         let folder = Subprocess.makeTemporaryDirectory()

@@ -31,19 +31,22 @@ final class StaticBinaryVaultTests: XCTestCase {
 
     private func artifact(_ variable: String, _ folder: String, make: String) throws -> String {
         let path = Self.environment(variable) ?? Subprocess.repositoryRoot + "/" + folder
-        guard access(path + "/carkey-agent", X_OK) == 0, access(path + "/carkey", X_OK) == 0 else {
-            let missing = HarnessUnavailable("no carkey-agent and carkey in \(path): run `\(make)`")
-            if missing.required { XCTFail("required by CARKEY_REQUIRE_ARTIFACTS=1: \(missing)") }
-            throw XCTSkip(missing.description)
+        return try requireDevice {
+            guard access(path + "/carkey-agent", X_OK) == 0, access(path + "/carkey", X_OK) == 0 else {
+                throw HarnessUnavailable("no carkey-agent and carkey in \(path): run `\(make)`")
+            }
+            return path
         }
-        return path
     }
 
-    private func device<T>(_ make: () throws -> T) throws -> T {
-        do { return try make() } catch let missing as HarnessUnavailable {
-            if missing.required { XCTFail("required by CARKEY_REQUIRE_ARTIFACTS=1: \(missing)") }
-            throw XCTSkip(missing.description)
-        }
+    /// A swtpm for this test and a vault config naming it in `car`'s folder.
+    private func tpmCar(_ car: AgentHarness) throws -> (tpm: TPM2SoftwareTPM, config: String) {
+        let state = TestFolders.make(prefix: "opencarkey-swtpm")
+        let tpm = try requireDevice { try TPM2SoftwareTPM(stateFolder: state) }
+        cleanups.append { tpm.kill(); TestFolders.remove(state) }
+        let config = car.folder + "/agent.json"
+        try Subprocess.write(#"{"vault": {"provider": "tpm2", "tcti": ""# + tpm.tcti + #""}}"#, to: config)
+        return (tpm, config)
     }
 
     /// Runs each vault path of the static agent on a car whose store the vault `config` seals,
@@ -82,19 +85,15 @@ final class StaticBinaryVaultTests: XCTestCase {
         XCTAssertTrue(description.contains("statically linked"), "build/static holds the static binary: \(description)")
 
         // A TPM 2.0 car, made and enrolled by the debug build.
-        let tpmState = TestFolders.make(prefix: "opencarkey-swtpm")
-        let tpm = try device { try TPM2SoftwareTPM(stateFolder: tpmState) }
-        cleanups.append { tpm.kill(); TestFolders.remove(tpmState) }
         let tpmCar = AgentHarness()
-        let tpmConfig = tpmCar.folder + "/agent.json"
-        try Subprocess.write(#"{"vault": {"provider": "tpm2", "tcti": ""# + tpm.tcti + #""}}"#, to: tpmConfig)
+        let tpmConfig = try self.tpmCar(tpmCar).config
         try tpmCar.start(clockSync: "no", ["--config", tpmConfig])
         _ = try tpmCar.enrollOwner()
         XCTAssertEqual(tpmCar.stop(), 0)
         try checkEveryVaultPathRefuses(staticAgent, tpmCar, config: tpmConfig, kind: "tpm2")
 
         // A PKCS#11 car (SoftHSM2).
-        let token = try device { try SoftHSMToken(label: "carkey-agent") }
+        let token = try requireDevice { try SoftHSMToken(label: "carkey-agent") }
         cleanups.append { token.remove() }
         let tokenCar = AgentHarness()
         let pinFile = tokenCar.folder + "/pin"
@@ -117,12 +116,8 @@ final class StaticBinaryVaultTests: XCTestCase {
         let libraries = try Subprocess.run("/usr/bin/ldd", [glibc + "/carkey-agent"]).stdout
         XCTAssertFalse(libraries.contains("libswiftCore"), "the Swift runtime is linked in, not needed on the board: \(libraries)")
 
-        let tpmState = TestFolders.make(prefix: "opencarkey-swtpm")
-        let tpm = try device { try TPM2SoftwareTPM(stateFolder: tpmState) }
-        cleanups.append { tpm.kill(); TestFolders.remove(tpmState) }
         let car = AgentHarness()
-        let config = car.folder + "/agent.json"
-        try Subprocess.write(#"{"vault": {"provider": "tpm2", "tcti": ""# + tpm.tcti + #""}}"#, to: config)
+        let (tpm, config) = try tpmCar(car)
         let agent = try BackgroundProcess(glibc + "/carkey-agent", ["run", "--simulate", "--state-dir", car.stateDir, "--clock-sync", "no", "--config", config])
         let up = agent.wait(timeoutSeconds: 30) { agent.stderr.contains("carkey-agent: control socket") || !agent.isRunning }
         XCTAssertTrue(up && agent.isRunning, agent.stderr)

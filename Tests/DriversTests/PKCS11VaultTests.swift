@@ -349,11 +349,3 @@ final class PKCS11VaultTests: XCTestCase {
         return names
     }
 }
-
-/// A device the harness could not provide: skipped, or failed under CARKEY_REQUIRE_ARTIFACTS=1.
-private func requireDevice<T>(_ make: () throws -> T) throws -> T {
-    do { return try make() } catch let missing as HarnessUnavailable {
-        if missing.required { XCTFail("required by CARKEY_REQUIRE_ARTIFACTS=1: \(missing)") }
-        throw XCTSkip(missing.description)
-    }
-}

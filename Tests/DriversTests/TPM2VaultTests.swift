@@ -477,11 +477,3 @@ private extension String {
         self = "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
     }
 }
-
-/// A device the harness could not provide: skipped, or failed under CARKEY_REQUIRE_ARTIFACTS=1.
-private func requireDevice<T>(_ make: () throws -> T) throws -> T {
-    do { return try make() } catch let missing as HarnessUnavailable {
-        if missing.required { XCTFail("required by CARKEY_REQUIRE_ARTIFACTS=1: \(missing)") }
-        throw XCTSkip(missing.description)
-    }
-}

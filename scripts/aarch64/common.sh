@@ -1,8 +1,8 @@
 # Shared by scripts/aarch64/*.sh (sourced, not run): where the cache lives, the pinned versions,
 # locking, chroot mounts and step timing. Every name here is read by more than one script.
 
-# The cache: two debootstrapped trixie trees and what is built from them. Kept outside the
-# repository so `make clean` and fresh checkouts reuse it.
+# The cache: a debootstrapped trixie amd64 chroot, unpacked arm64 packages and what is built
+# from them. Kept outside the repository so `make clean` and fresh checkouts reuse it.
 CACHE=${OPENCARKEY_AARCH64_CACHE:-/var/cache/opencarkey-aarch64}
 MIRROR=${OPENCARKEY_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 # Pinned so the stamps can name what they depend on without asking apt (a warm run never
@@ -14,7 +14,7 @@ GPIOD_API=${GPIOD_API:-v1}
 case $GPIOD_API in v1|v2) ;; *) echo "aarch64: GPIOD_API must be v1 or v2, not '$GPIOD_API'" >&2; exit 2;; esac
 
 AMD64=$CACHE/amd64          # trixie amd64 chroot: swiftlang as the cross compiler, cmake
-ARM64=$CACHE/arm64          # trixie arm64 root filesystem: source of the SDK sysroot
+ARM64=$CACHE/arm64          # trixie arm64 packages, unpacked: source of the SDK sysroot
 STAMPS=$CACHE/stamps
 LOGS=$CACHE/logs
 # Paths as seen inside the amd64 chroot (all under /ock).
@@ -76,4 +76,3 @@ safe_rm() {
 }
 
 in_amd64() { chroot "$AMD64" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
-in_arm64() { chroot "$ARM64" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }

@@ -6,9 +6,10 @@
 #            binutils-aarch64-linux-gnu (strip), and under /ock everything built from it:
 #            /ock/sdk (the Swift SDK bundle), /ock/mosquitto (static libmosquitto for aarch64),
 #            /ock/gpiod-v1|v2 (libgpiod headers and .a), /ock/src and /ock/scratch-* (build.sh)
-#   arm64/   trixie arm64 root filesystem (debootstrap --foreign, second stage under
-#            qemu-aarch64-static) with swiftlang:arm64 and the -dev packages; the SDK sysroot is
-#            a trimmed copy of it
+#   arm64/   trixie's swiftlang:arm64 and the -dev packages with their dependencies, downloaded
+#            by this machine's apt and unpacked with dpkg-deb (no maintainer scripts, no qemu);
+#            the SDK sysroot is a trimmed copy of it
+#   apt/     apt's lists for those downloads, one folder per suite
 #   stamps/  one file per finished step, named after what the step depends on (suite,
 #            swiftlang version, recipe revision): a rerun skips every stamped step, a changed
 #            dependency reruns just that step, an interrupted step starts over
@@ -25,7 +26,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/common.sh"
 
 if [[ $(id -u) -ne 0 ]]; then
-    echo "aarch64: setup needs root (debootstrap, chroot, binfmt_misc)" >&2
+    echo "aarch64: setup needs root (debootstrap, chroot, mounts)" >&2
     exit 1
 fi
 if [[ ${OPENCARKEY_AARCH64_LOCKED:-0} != 1 ]]; then take_lock; fi
@@ -50,36 +51,11 @@ run_logged() {
 stamped() { [[ -f $STAMPS/$1 ]]; }
 stamp() { date -u +%FT%TZ > "$STAMPS/$1"; }
 
-# ---- binfmt_misc: arm64 programs run through qemu-aarch64-static --------------------------
-# Needed by the arm64 second stage and apt in that tree, and by smoke.sh (not by the build).
-# Debian's qemu-user-static registers qemu-aarch64 with binfmt-support; on a machine where the
-# service never ran (containers, fresh images) the entry is missing or disabled.
-ensure_binfmt() {
-    local entry=/proc/sys/fs/binfmt_misc/qemu-aarch64
-    if [[ ! -e /proc/sys/fs/binfmt_misc/register ]]; then
-        modprobe binfmt_misc 2>/dev/null || true
-        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
-    fi
-    if [[ ! -e $entry ]]; then
-        update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || update-binfmts --import qemu-aarch64 >/dev/null 2>&1 || true
-    fi
-    if [[ ! -e $entry ]]; then
-        # The registration qemu ships (ELF, e_machine 183 = AArch64); F: the interpreter is
-        # opened now, so it need not exist inside the chroot.
-        printf '%s' ':qemu-aarch64:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:/usr/bin/qemu-aarch64-static:F' \
-            > /proc/sys/fs/binfmt_misc/register
-    fi
-    [[ $(head -n 1 "$entry") == enabled ]] || echo 1 > "$entry"
-    if [[ $(head -n 1 "$entry") != enabled ]]; then
-        echo "aarch64: could not enable binfmt_misc for qemu-aarch64" >&2
-        exit 1
-    fi
-}
-t=$(now); ensure_binfmt
-
-# dpkg in both trees skips documentation, manuals and translations (disk, and time under qemu).
+# dpkg in the amd64 chroot skips documentation, manuals and translations (disk), and does not
+# fsync each file it unpacks (a half-installed chroot is removed and made again anyway).
 nodoc() {
     mkdir -p "$1/etc/dpkg/dpkg.cfg.d"
+    echo force-unsafe-io > "$1/etc/dpkg/dpkg.cfg.d/02-opencarkey-unsafe-io"
     printf 'path-exclude=/usr/share/doc/*\npath-include=/usr/share/doc/*/copyright\npath-exclude=/usr/share/man/*\npath-exclude=/usr/share/info/*\npath-exclude=/usr/share/locale/*\npath-include=/usr/share/locale/locale.alias\n' \
         > "$1/etc/dpkg/dpkg.cfg.d/01-opencarkey-nodoc"
 }
@@ -111,70 +87,93 @@ if ! stamped "amd64-swiftlang-$SWIFTLANG_VERSION"; then
     stamp "amd64-swiftlang-$SWIFTLANG_VERSION"; step_done "amd64 packages" "$t"
 fi
 
-# ---- 2. arm64 root filesystem (the SDK's source) ------------------------------------------
+# ---- 2. arm64 tree (the SDK's source), unpacked, not installed ----------------------------
+# A cross sysroot needs the packages' files, not their maintainer scripts: this machine's apt
+# resolves the dependencies of the wanted arm64 packages against an empty dpkg status (so the
+# whole closure is fetched, for arm64 only) and `dpkg-deb -x` unpacks each one. Nothing arm64
+# runs, so no qemu and no binfmt_misc; about 100 packages, 500 MB of downloads. What the
+# maintainer scripts would have done and a sysroot needs is done here: the merged-/usr links;
+# absolute symlinks are made relative when the SDK is trimmed from it (step 4).
+# host_apt NAME SUITE: writes an apt configuration for arm64 packages of SUITE, kept apart in
+# $CACHE/apt/NAME (its own lists, archives and empty status; the host's sources and
+# preferences are not read, its /etc/apt/apt.conf.d is, so a proxy set there applies), and
+# prints its path for APT_CONFIG.
+host_apt() {
+    local root=$CACHE/apt/$1 suite=$2
+    mkdir -p "$root/etc/apt.conf.d" "$root/etc/preferences.d" "$root/etc/sources.list.d" \
+        "$root/lists/partial" "$root/archives/partial" "$root/cache"
+    : > "$root/status"
+    printf 'deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' "$MIRROR" "$suite" \
+        > "$root/etc/sources.list"
+    cat > "$root/apt.conf" <<CONF
+Dir::Etc "$root/etc";
+Dir::State "$root";
+Dir::State::status "$root/status";
+Dir::State::Lists "$root/lists";
+Dir::Cache "$root/cache";
+Dir::Cache::archives "$root/archives";
+APT::Architecture "arm64";
+APT::Architectures { "arm64"; };
+APT::Install-Recommends "false";
+APT::Install-Suggests "false";
+APT::Sandbox::User "root";
+Acquire::Languages "none";
+Debug::NoLocking "true";
+CONF
+    echo "$root/apt.conf"
+}
+# unpack_debs DIR DEB...: dpkg-deb -x, two at a time (swiftlang alone is 400 MB of xz).
+unpack_debs() {
+    local dir=$1; shift
+    mkdir -p "$dir"
+    printf '%s\0' "$@" | xargs -0 -r -n 1 -P 2 sh -c 'dpkg-deb -x "$1" "$0"' "$dir"
+}
+arm64_stamp="arm64-unpacked-trixie-$SWIFTLANG_VERSION"
 sdk_stamp="sdk-$SWIFTLANG_VERSION-r$SDK_REVISION"
-need_arm64=0
-stamped "$sdk_stamp" || need_arm64=1
-[[ $GPIOD_API == v1 ]] && ! stamped "gpiod-v1-bookworm" && need_arm64=1
-[[ $GPIOD_API == v2 ]] && ! stamped "gpiod-v2-trixie" && need_arm64=1
-stamped clibs-bookworm || need_arm64=1
-stamped keyheaders-bookworm || need_arm64=1
-if [[ $need_arm64 == 1 ]]; then
-    if ! stamped arm64-debootstrap-trixie-stage1; then
-        t=$(now); echo "aarch64: debootstrap --foreign trixie arm64 -> $ARM64"
-        rm -f "$STAMPS"/arm64-*
-        safe_rm "$ARM64"
-        run_logged arm64-debootstrap1 debootstrap --arch=arm64 --foreign --variant=minbase --include=ca-certificates trixie "$ARM64" "$MIRROR"
-        cp /usr/bin/qemu-aarch64-static "$ARM64/usr/bin/"
-        stamp arm64-debootstrap-trixie-stage1; step_done "arm64 debootstrap, first stage" "$t"
-    fi
-    if ! stamped arm64-debootstrap-trixie-stage2; then
-        # The second stage cannot resume: an interrupted one starts over from the first.
-        t=$(now); echo "aarch64: arm64 second stage under qemu-aarch64-static (minutes)"
-        rm -f "$STAMPS/arm64-debootstrap-trixie-stage1"
-        run_logged arm64-debootstrap2 chroot "$ARM64" /debootstrap/debootstrap --second-stage
-        nodoc "$ARM64"; sources "$ARM64"
-        stamp arm64-debootstrap-trixie-stage1; stamp arm64-debootstrap-trixie-stage2
-        step_done "arm64 debootstrap, second stage (qemu)" "$t"
-    fi
-    if ! stamped "arm64-swiftlang-$SWIFTLANG_VERSION"; then
-        # swiftlang:arm64 for the aarch64 standard library (swift_static), the -dev packages
-        # for the C libraries; libgpiod is not among them (step 3). zlib and zstd: trixie's
-        # libcrypto.a needs them in a static link.
-        t=$(now); echo "aarch64: swiftlang:arm64 and -dev packages under qemu (minutes)"
-        mount_chroot "$ARM64"
-        run_logged arm64-packages in_arm64 bash -c "apt-get update -qq && apt-get install -y -qq --no-install-recommends \
-            swiftlang=$SWIFTLANG_VERSION libc6-dev libstdc++-14-dev libssl-dev libsqlite3-dev libbluetooth-dev \
-            libmosquitto-dev zlib1g-dev libzstd-dev && apt-get clean"
-        unmount_all
-        stamp "arm64-swiftlang-$SWIFTLANG_VERSION"; step_done "arm64 packages (qemu)" "$t"
-    fi
+if ! stamped "$sdk_stamp" && ! stamped "$arm64_stamp"; then
+    # swiftlang:arm64 for the aarch64 standard library (swift_static), the -dev packages for
+    # the C libraries; libgpiod, OpenSSL and SQLite come from bookworm (step 3, 3b).
+    t=$(now); echo "aarch64: trixie arm64 packages (swiftlang:arm64, -dev) unpacked into $ARM64"
+    rm -f "$STAMPS"/arm64-*
+    safe_rm "$ARM64"
+    conf=$(host_apt trixie-arm64 trixie)
+    run_logged arm64-packages env APT_CONFIG="$conf" bash -c "apt-get update -qq && apt-get install -y -qq --download-only \
+        swiftlang=$SWIFTLANG_VERSION libc6-dev libstdc++-14-dev libssl-dev libsqlite3-dev libbluetooth-dev \
+        libmosquitto-dev zlib1g-dev libzstd-dev"
+    debs=("$CACHE/apt/trixie-arm64/archives"/*.deb)
+    [[ -f ${debs[0]} ]] || { echo "aarch64: no arm64 packages downloaded (see $LOGS/arm64-packages.log)" >&2; exit 1; }
+    unpack_debs "$ARM64" "${debs[@]}"
+    # Merged /usr, as debootstrap leaves it: the ELF interpreter is /lib/ld-linux-aarch64.so.1
+    # and linker scripts name /lib/aarch64-linux-gnu.
+    # A package that still ships files under /lib (or /bin, /sbin) has them moved to /usr first.
+    for d in bin sbin lib; do
+        if [[ -d $ARM64/$d && ! -L $ARM64/$d ]]; then
+            mkdir -p "$ARM64/usr/$d" && cp -a "$ARM64/$d/." "$ARM64/usr/$d/" && rm -rf --one-file-system "${ARM64:?}/$d"
+        fi
+        [[ -L $ARM64/$d ]] || ln -s "usr/$d" "$ARM64/$d"
+    done
+    [[ -e $ARM64/usr/libexec/swift/lib/swift_static/linux/libswiftCore.a && -e $ARM64/usr/lib/aarch64-linux-gnu/libc.a ]] || {
+        echo "aarch64: swift_static or libc.a missing in $ARM64" >&2; exit 1; }
+    rm -rf "$CACHE/apt/trixie-arm64/archives"
+    stamp "$arm64_stamp"; step_done "arm64 packages (downloaded, unpacked: ${#debs[@]})" "$t"
 fi
 
 # ---- 3. libgpiod for aarch64, outside the sysroot -------------------------------------------
 # Kept apart per API in /ock/gpiod-vN with its own libgpiod.pc (absolute paths in the amd64
 # chroot), so switching GPIOD_API does not touch the SDK; build.sh puts the chosen one on the
 # pkg-config path. Only the static library and the header are used.
-# arm64_debs NAME SUITE PACKAGES...: the packages of SUITE for arm64 unpacked (not installed)
-# into $AMD64/ock/NAME/root.
+# arm64_debs NAME SUITE PACKAGES...: the packages of SUITE for arm64 (those alone, not their
+# dependencies) unpacked into $AMD64/ock/NAME/root.
 arm64_debs() {
-    local api=$1 suite=$2; shift 2
-    local dir=$AMD64/ock/$api lists=/var/lib/apt/lists-$suite
-    mount_chroot "$ARM64"
-    printf 'deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' "$MIRROR" "$suite" \
-        > "$ARM64/etc/apt/opencarkey-$suite.list"
-    # Its own source list and index directory: the tree's apt configuration stays trixie only.
-    local opts="-o Dir::Etc::SourceList=/etc/apt/opencarkey-$suite.list -o Dir::Etc::SourceParts=/nonexistent -o Dir::State::Lists=$lists"
-    rm -rf "$ARM64/tmp/gpiod-$api" && mkdir -p "$ARM64$lists/partial" "$ARM64/tmp/gpiod-$api"
-    # PACKAGE/SUITE: the arm64 tree has trixie's versions of some installed, which apt would
-    # otherwise ask for.
-    local wanted=("${@/%//$suite}")
-    run_logged "gpiod-$api" in_arm64 bash -c "apt-get $opts update -qq && cd /tmp/gpiod-$api && apt-get $opts download ${wanted[*]}"
-    unmount_all
+    local name=$1 suite=$2; shift 2
+    local dir=$AMD64/ock/$name conf
+    conf=$(host_apt "$suite-arm64" "$suite")
+    local archives=$CACHE/apt/$suite-arm64/archives
+    rm -rf "$archives/$name" && mkdir -p "$archives/$name"
+    run_logged "$name" env APT_CONFIG="$conf" bash -c "apt-get update -qq && cd ${archives@Q}/$name && apt-get download $*"
     rm -rf "$dir" && mkdir -p "$dir/root"
-    local deb
-    for deb in "$ARM64/tmp/gpiod-$api"/*.deb; do dpkg-deb -x "$deb" "$dir/root"; done
-    rm -rf "$ARM64/tmp/gpiod-$api"
+    unpack_debs "$dir/root" "$archives/$name"/*.deb
+    rm -rf "${archives:?}/$name"
 }
 gpiod_fetch() {  # API SUITE PACKAGES...
     local api=$1 suite=$2; shift 2

@@ -29,7 +29,6 @@ static inline int ock_ioctl_ptr(int fd, unsigned long request, void *arg) { retu
 #include <sys/auxv.h>
 static inline unsigned long ock_interpreter_base(void) { return getauxval(AT_BASE); }
 
-
 // eventfd(2) (sys/eventfd.h is not in Swift's Glibc module): a non-blocking, close-on-exec
 // counter a poll loop sleeps on (EventCounter).
 #include <sys/eventfd.h>

@@ -1,5 +1,6 @@
-// A simulated GPIO chip for tests and --simulate: outputs record every level change with the
-// clock's time, inputs are set from outside, and optional feedback wiring lets a lock or unlock
+// A simulated GPIO chip for tests and --simulate: outputs record their level changes with the
+// clock's time (the most recent ones: a simulated car runs for weeks in soak tests and demos, and
+// an unbounded record grew its memory with every pulse; counts of activations stay exact), inputs are set from outside, and optional feedback wiring lets a lock or unlock
 // pulse move the lock-state input the way a real actuator's switch would. Every requested
 // input has an eventfd that becomes readable when its level changes, the descriptor shape of a
 // libgpiod line-event request, so the agent sleeps on the simulated chip exactly as on a real one.
@@ -47,7 +48,11 @@ public final class SimulatedGPIO: GPIOBackend {
         var requested: [LineKey: Requested] = [:]
         /// Electrical level per line: what outputs drive, or what the outside world applies to inputs.
         var physical: [LineKey: Bool] = [:]
+        /// The most recent changes, oldest first: between `historyLimit` and twice that many
+        /// once full (the older half is dropped in one step, so appending stays O(1) amortised).
         var changes: [LevelChange] = []
+        /// Per role, how many times its output was set active (not counting the request).
+        var activations: [String: Int] = [:]
         var feedback: Feedback?
         var feedbackBroken = false
     }
@@ -55,15 +60,25 @@ public final class SimulatedGPIO: GPIOBackend {
     private let clock: any MonotonicClock
     private let lineCount: UInt32
     private let chips: Set<String>?
+    private let historyLimit: Int
     private let state = Mutex(State())
 
     /// - Parameters:
     ///   - lineCount: lines per chip; offsets at or above it are out of range (RP1 and BCM2711 have 54).
     ///   - chips: the chip names/labels that exist; nil means any chip name opens.
-    public init(clock: any MonotonicClock, lineCount: UInt32 = 54, chips: Set<String>? = nil) {
+    ///   - historyLimit: level changes kept at least (at most twice as many are held).
+    public init(clock: any MonotonicClock, lineCount: UInt32 = 54, chips: Set<String>? = nil, historyLimit: Int = 1024) {
+        precondition(historyLimit > 0, "historyLimit must be positive")
         self.clock = clock
         self.lineCount = lineCount
         self.chips = chips
+        self.historyLimit = historyLimit
+    }
+
+    private func record(_ change: LevelChange, in state: inout State) {
+        if state.changes.count >= 2 * historyLimit { state.changes.removeFirst(state.changes.count - historyLimit) }
+        state.changes.append(change)
+        if change.active && !change.initial { state.activations[change.role, default: 0] += 1 }
     }
 
     // MARK: - GPIOBackend
@@ -97,8 +112,8 @@ public final class SimulatedGPIO: GPIOBackend {
                 // Requested at the inactive level, like the real backend.
                 let physical = config.activeLow
                 state.physical[key] = physical
-                state.changes.append(LevelChange(role: role, chip: config.chip, line: config.line, active: false,
-                                                 physicalHigh: physical, atMillis: now, initial: true))
+                record(LevelChange(role: role, chip: config.chip, line: config.line, active: false,
+                                   physicalHigh: physical, atMillis: now, initial: true), in: &state)
             }
         }
         return SimulatedLine(chip: self, reference: reference, config: config, edges: edges)
@@ -113,8 +128,8 @@ public final class SimulatedGPIO: GPIOBackend {
             guard state.requested[key]?.isOutput == true else { throw .released(reference) }
             let physical = active != config.activeLow
             state.physical[key] = physical
-            state.changes.append(LevelChange(role: reference.role, chip: config.chip, line: config.line, active: active,
-                                             physicalHigh: physical, atMillis: now, initial: false))
+            record(LevelChange(role: reference.role, chip: config.chip, line: config.line, active: active,
+                               physicalHigh: physical, atMillis: now, initial: false), in: &state)
             // The actuator's switch follows the motor: a lock pulse shows locked, unlock unlocked.
             if active, let feedback = state.feedback, !state.feedbackBroken {
                 if key == feedback.lock || key == feedback.unlock {
@@ -187,8 +202,12 @@ public final class SimulatedGPIO: GPIOBackend {
         state.withLock { $0.feedbackBroken = broken }
     }
 
-    /// Every output level recorded so far, in order.
+    /// The most recent output levels, in order: every one while fewer than `historyLimit`
+    /// have been recorded, at least the last `historyLimit` after that.
     public var changes: [LevelChange] { state.withLock { $0.changes } }
+
+    /// How many times `role`'s output was set active since start (exact, however long the run).
+    public func activations(role: String) -> Int { state.withLock { $0.activations[role] ?? 0 } }
 
     /// The recorded levels of one role's output.
     public func changes(role: String) -> [LevelChange] { changes.filter { $0.role == role } }

@@ -34,7 +34,7 @@ final class GPIOCommands: ConsoleCommandGroup {
             let level = line.active.map { $0 ? "active" : "inactive" } ?? "unreadable"
             var text = "\(line.role) \(line.isOutput ? "out" : "in"): chip \(line.reference.chip) line \(line.reference.line), \(level)"
             if line.isOutput, let chip = hardware.simulated {
-                let activations = chip.changes(role: line.role).filter { $0.active && !$0.initial }.count
+                let activations = chip.activations(role: line.role)
                 text += ", went active \(activations) time(s)"
             }
             if !line.isOutput, let role = InputRole(rawValue: line.role), let stable = debounced[role] {

@@ -56,9 +56,8 @@ final class PKCS11Module: @unchecked Sendable {
                 + "(softhsm2 for /usr/lib/softhsm/libsofthsm2.so, libtpm2-pkcs11-1 for libtpm2_pkcs11.so.1, "
                 + "or the secure element vendor's module) or correct the module path in the config")
         }
-        // RTLD_LOCAL: the module's symbols (often an OpenSSL or tss2 of its own) stay out of
-        // the global namespace. RTLD_NOW: a module with missing dependencies fails here, not
-        // at its first call.
+        // Loaded RTLD_LOCAL (SharedLibrary.open): the module's own OpenSSL or tss2 stays out of
+        // the global namespace.
         let handle: UnsafeMutableRawPointer
         switch SharedLibrary.open(path) {
         case .success(let loaded):
