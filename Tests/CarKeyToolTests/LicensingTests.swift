@@ -116,6 +116,73 @@ final class LicensingTests: XCTestCase {
         XCTAssertTrue(bad.stderr.contains("inputs no table accounts for:\n  /opt/vendor/lib/libmystery.a"), bad.stderr)
     }
 
+    // MARK: cross links
+
+    /// A cross link's tree: a prefix the map names, the folder it is here (one archive,
+    /// libgpiod.a, with the given bytes), a package index giving `digest` for it, and the
+    /// link-roots.tsv beside the map that ties them together (as scripts/aarch64/build.sh does).
+    private func crossTree(in folder: String, digest: String) throws -> String {
+        let host = folder + "/tree"
+        try FileManager.default.createDirectory(atPath: host + "/usr/lib/aarch64-linux-gnu", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder + "/docs/usr/share/doc/libgpiod-dev", withIntermediateDirectories: true)
+        try Subprocess.write("!<arch>\nstand-in\n", to: host + "/usr/lib/aarch64-linux-gnu/libgpiod.a")
+        try Subprocess.write("libgpiod is free software: LGPL-2.1-or-later (stand-in copyright)\n",
+                             to: folder + "/docs/usr/share/doc/libgpiod-dev/copyright")
+        let facts = "libgpiod-dev\t1.6.3-1+b3\tlibgpiod\t1.6.3-1\tarm64"
+        try Subprocess.write("\t\t\(facts)\n/usr/lib/aarch64-linux-gnu/libgpiod.a\t\(digest)\t\(facts)\n", to: folder + "/index.tsv")
+        try Subprocess.write("/ock/gpiod-v1/root\t\(host)\t\(folder)/index.tsv\t\(folder)/docs\n", to: folder + "/link-roots.tsv")
+        let object = "/ock/scratch/aarch64-unknown-linux-gnu/release/Drivers.build/Backend.swift.o"
+        let map = folder + "/carkey-agent.map"
+        try Subprocess.write("/ock/gpiod-v1/root/usr/lib/aarch64-linux-gnu/libgpiod.a(libgpiod_la-core.o)\n"
+                             + "                              \(object) (gpiod_chip_open)\n", to: map)
+        return map
+    }
+
+    func testACrossLinksArchivesAreNamedFromItsTreesPackageIndex() throws {
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        // SHA-256 of the stand-in archive's bytes ("!<arch>\nstand-in\n", sha256sum).
+        let digest = "2c2e94f69a0305c7f4e4997815087257b4246bf73db5f2694a66bea98cd4d9bf"
+        let map = try crossTree(in: folder, digest: digest)
+        let result = try Subprocess.run(Self.notices, ["--title", "t", "--out", folder + "/N.txt", map])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let text = try Subprocess.read(folder + "/N.txt")
+        XCTAssertTrue(text.contains("\n  libgpiod 1.6.3-1: LGPL-2.1-or-later"), text)
+        XCTAssertTrue(text.contains("From: Debian (arm64): libgpiod-dev 1.6.3-1+b3"), text)
+        XCTAssertTrue(text.contains("(stand-in copyright)"), "the licence text from the index's docs")
+    }
+
+    func testACrossLinkArchiveThatDiffersFromItsIndexStopsTheNotices() throws {
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        let map = try crossTree(in: folder, digest: String(repeating: "0", count: 64))
+        let result = try Subprocess.run(Self.notices, ["--title", "t", "--out", folder + "/N.txt", map])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("is not the /usr/lib/aarch64-linux-gnu/libgpiod.a of libgpiod-dev"), result.stderr)
+        XCTAssertTrue(result.stderr.contains("remove the cache's stamps/arm64-*"), result.stderr)
+        XCTAssertNotEqual(access(folder + "/N.txt", F_OK), 0, "no notices from an index of other versions")
+    }
+
+    func testTheAarch64NoticesNameTheArm64PackagesTheCrossLinkUsed() throws {
+        let folder = Subprocess.repositoryRoot + "/build/aarch64"
+        let maps = ["carkey-agent", "carkey"].map { folder + "/\($0).map" }
+        for path in maps + [folder + "/link-roots.tsv"] where access(path, R_OK) != 0 {
+            if getenv("CARKEY_REQUIRE_AARCH64").map({ String(cString: $0) }) == "1" { XCTFail("CARKEY_REQUIRE_AARCH64=1 but \(path) is missing") }
+            throw XCTSkip("no \(path): run `make static-aarch64`")
+        }
+        let out = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(out) }
+        let result = try Subprocess.run(Self.notices, ["--title", "t", "--out", out + "/N.txt"] + maps)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let text = try Subprocess.read(out + "/N.txt")
+        for line in ["From: Debian (arm64): libc6-dev ", "From: Debian (arm64): libssl-dev 3.0.", "From: Debian (arm64): libgpiod-dev 1.6.",
+                     "From: Debian (arm64): swiftlang ", "From: Debian (arm64): libsqlite3-dev 3.40.",
+                     "built here from Debian's mosquitto "] {
+            XCTAssertTrue(text.contains(line), line)
+        }
+        XCTAssertTrue(text.contains("Runtime Library Exception"), "the Swift licence's exception text")
+    }
+
     // MARK: SBOM
 
     private func spdxValidator() throws -> String {

@@ -4,16 +4,18 @@
 Reads GNU-format (gold, ld) and lld maps: every archive member `/path/libX.a(member.o)` and every
 object `/path/x.o` named in the map is an input the linker loaded. Each input is either one of
 the project's own objects (under the SwiftPM scratch path) or a third-party library, which is
-resolved to its Debian package with dpkg (version, source package, copyright file) or to the
-Swift toolchain it came from. An input nobody can account for is an error: a new library must
+resolved to its Debian package (version, source package, copyright file) or to the Swift
+toolchain it came from. Packages are asked of this machine's dpkg, except for a cross build's
+maps: when a `link-roots.tsv` lies beside the first map (scripts/aarch64/build.sh writes one),
+paths under each prefix it lists are looked up in that tree's package index
+(scripts/aarch64/index-debs.py), and each archive's SHA-256 must match the index. An input nobody can account for is an error: a new library must
 be added to the table below before it ships.
 
 Usage:
   linked.py components MAP...       one JSON object per third-party component on stdout
   linked.py check-gpl MAP...        exit 1 naming each GPL-only archive a map loaded members from
-Options (before the maps): --root DIR  a target root (sysroot) whose dpkg database and
-  /usr/share/doc describe the libraries, for maps of a cross link.
 """
+import hashlib
 import json
 import os
 import re
@@ -40,6 +42,8 @@ DEBIAN_SOURCES = {
     "libgpiod": ("libgpiod", "LGPL-2.1-or-later"),
     "glibc": ("GNU C Library", "LGPL-2.1-or-later"),
     "gcc-12": ("GCC runtime libraries", "GPL-3.0-or-later WITH GCC-exception-3.1"),
+    "gcc-14": ("GCC runtime libraries", "GPL-3.0-or-later WITH GCC-exception-3.1"),
+    "swiftlang": ("Swift runtime and standard library", "Apache-2.0 WITH Swift-exception"),
     "mosquitto": ("Eclipse Mosquitto client library", "EPL-2.0 OR BSD-3-Clause"),
     "zlib": ("zlib", "Zlib"),
     "bluez": ("BlueZ library", "GPL-2.0-or-later"),
@@ -73,38 +77,123 @@ def is_project_object(path):
     return path.endswith(".o") and re.search(r"/[^/]+\.build/[^/]+\.o$", path) is not None
 
 
+def sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class LinkRoot:
+    """A tree a cross link read from: its prefix in the maps, where it is here, and its index."""
+
+    def __init__(self, prefix, host, index, docs):
+        self.prefix, self.host, self.docs = prefix.rstrip("/"), host.rstrip("/"), docs.rstrip("/")
+        self.files, self.packages = {}, {}
+        with open(index) as handle:
+            for line in handle:
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) != 7:
+                    continue
+                path, digest, package, version, source, source_version, arch = fields
+                if path:
+                    self.files[path] = (package, digest)
+                else:
+                    self.packages[package] = (version, source, source_version, arch)
+        self.index = index
+
+    def contains(self, path):
+        return path.startswith(self.prefix + "/")
+
+    def here(self, path):
+        return self.host + path[len(self.prefix):]
+
+    def owner(self, path):
+        """The package that shipped path (a map path under the prefix), checked by digest."""
+        local = path[len(self.prefix):]
+        real = os.path.realpath(self.here(path))
+        host_real = os.path.realpath(self.host)
+        candidates = [local, "/usr" + local]
+        if real.startswith(host_real + "/"):
+            candidates.append(real[len(host_real):])
+        for candidate in candidates:
+            if candidate in self.files:
+                package, digest = self.files[candidate]
+                if sha256_of(self.here(path)) != digest:
+                    raise SystemExit(f"linked: {self.here(path)} is not the {candidate} of {package} that {self.index} "
+                                     "describes (the index is of other versions: remove the cache's stamps/arm64-* and "
+                                     "stamps/sdk-*, and run make static-aarch64 again)")
+                return package
+        return None
+
+
+def read_link_roots(map_paths):
+    """The LinkRoots of link-roots.tsv beside the first map, or [] for a native link."""
+    listing = os.path.join(os.path.dirname(os.path.abspath(map_paths[0])), "link-roots.tsv")
+    if not os.path.isfile(listing):
+        return []
+    roots = []
+    with open(listing) as handle:
+        for line in handle:
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) == 4:
+                if not os.path.isfile(fields[2]):
+                    raise SystemExit(f"linked: {listing} names the package index {fields[2]}, which is missing "
+                                     "(make static-aarch64 makes it)")
+                roots.append(LinkRoot(*fields))
+    return roots
+
+
 class Resolver:
-    def __init__(self, root=None):
-        self.root = root.rstrip("/") if root else None
+    """Package facts for an input path: from a LinkRoot's index, or this machine's dpkg."""
+
+    def __init__(self, roots=()):
+        self.roots = list(roots)
         self.owners = {}
         self.packages = {}
 
+    def root_of(self, path):
+        return next((root for root in self.roots if root.contains(path)), None)
+
+    def here(self, path):
+        """Where an input of the maps is on this machine."""
+        root = self.root_of(path)
+        return root.here(path) if root else path
+
     def _dpkg(self, *args):
-        admin = ["--admindir=" + self.root + "/var/lib/dpkg"] if self.root else []
-        return subprocess.run(["dpkg-query", *admin, *args], capture_output=True, text=True)
+        return subprocess.run(["dpkg-query", *args], capture_output=True, text=True)
 
     def owner(self, path):
-        """The Debian binary package that installed path, or None."""
+        """The Debian binary package that installed (or, cross, shipped) path, or None."""
         if path in self.owners:
             return self.owners[path]
-        local = path[len(self.root):] if self.root and path.startswith(self.root + "/") else path
-        real = os.path.realpath(path)
-        candidates = [local, real, "/usr" + local if not local.startswith("/usr/") else local]
+        root = self.root_of(path)
         found = None
-        for candidate in candidates:
-            result = self._dpkg("-S", candidate)
-            if result.returncode == 0:
-                found = result.stdout.split(":")[0].strip()
-                break
+        if root:
+            found = root.owner(path)
+        else:
+            real = os.path.realpath(path)
+            for candidate in [path, real, "/usr" + path if not path.startswith("/usr/") else path]:
+                result = self._dpkg("-S", candidate)
+                if result.returncode == 0:
+                    found = result.stdout.split(":")[0].strip()
+                    break
         self.owners[path] = found
         return found
 
-    def package(self, name):
-        if name not in self.packages:
-            self.packages[name] = self._package(name)
-        return self.packages[name]
+    def package(self, name, path):
+        root = self.root_of(path)
+        key = (root.index if root else None, name)
+        if key not in self.packages:
+            self.packages[key] = self._package(name, root)
+        return self.packages[key]
 
-    def _package(self, name):
+    def _package(self, name, root):
+        if root:
+            if name not in root.packages:
+                raise SystemExit(f"linked: the package index {root.index} knows no package {name}")
+            return root.packages[name]
         fields = "${Version}\t${source:Package}\t${source:Version}\t${Architecture}"
         result = self._dpkg("-W", "-f=" + fields, name)
         if result.returncode != 0 or not result.stdout.strip():
@@ -112,8 +201,9 @@ class Resolver:
         version, source, source_version, arch = result.stdout.strip().split("\t")
         return version, source, source_version, arch
 
-    def doc(self, package):
-        return (self.root or "") + f"/usr/share/doc/{package}/copyright"
+    def doc(self, package, path):
+        root = self.root_of(path)
+        return (root.docs if root else "") + f"/usr/share/doc/{package}/copyright"
 
 
 def swift_toolchain(path):
@@ -141,9 +231,10 @@ def swift_component(toolchain):
     }
 
 
-def components(map_paths, root=None):
-    """The third-party components the maps' links loaded code from, with the files of each."""
-    resolver = Resolver(root)
+def components(map_paths):
+    """The third-party components the maps' links loaded code from, with the files of each
+    (paths on this machine: a cross link's chroot paths translated)."""
+    resolver = Resolver(read_link_roots(map_paths))
     found = {}
     unknown = []
     paths = []
@@ -162,7 +253,7 @@ def components(map_paths, root=None):
             if package is None:
                 unknown.append(path)
                 continue
-            version, source, source_version, arch = resolver.package(package)
+            version, source, source_version, arch = resolver.package(package, path)
             if source not in DEBIAN_SOURCES:
                 unknown.append(f"{path} (Debian source {source}: not in linked.py's table)")
                 continue
@@ -177,7 +268,7 @@ def components(map_paths, root=None):
                 "debian_source": source,
                 "debian_packages": [],
                 "architecture": arch,
-                "licence_file": resolver.doc(package),
+                "licence_file": resolver.doc(package, path),
                 "files": [],
             })
             built = "" if installed else f", built here from Debian's {source} {source_version} source"
@@ -185,8 +276,8 @@ def components(map_paths, root=None):
             if entry not in component["debian_packages"]:
                 component["debian_packages"].append(entry)
             component["origin"] = f"Debian ({arch}): " + "; ".join(component["debian_packages"])
-            component.setdefault("file_packages", {})[path] = [package, version]
-        component["files"].append(path)
+            component.setdefault("file_packages", {})[resolver.here(path)] = [package, version]
+        component["files"].append(resolver.here(path))
     if unknown:
         raise SystemExit("linked: inputs no table accounts for:\n  " + "\n  ".join(sorted(set(unknown))))
     return sorted(found.values(), key=lambda c: c["name"].lower())
@@ -203,9 +294,6 @@ def gpl_only(map_paths):
 
 
 def main(argv):
-    root = None
-    if len(argv) >= 2 and argv[0] == "--root":
-        root, argv = argv[1], argv[2:]
     if len(argv) < 2 or argv[0] not in ("components", "check-gpl"):
         print(__doc__, file=sys.stderr)
         return 2
@@ -215,7 +303,7 @@ def main(argv):
             print(f"linked: no link map {map_path}", file=sys.stderr)
             return 2
     if command == "components":
-        for component in components(maps, root):
+        for component in components(maps):
             print(json.dumps(component, sort_keys=True))
         return 0
     hits = gpl_only(maps)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """THIRD-PARTY-NOTICES.txt for statically linked binaries, from their linker maps.
 
-Usage: notices.py [--root DIR] --title TEXT --out FILE MAP...
+Usage: notices.py --title TEXT --out FILE MAP...
 
 Lists each third-party component the maps show code from (linked.py decides which), with its
 version, origin, licence and the files linked in, then each component's licence text: the
@@ -26,7 +26,7 @@ def read(path):
         return handle.read().rstrip("\n") + "\n"
 
 
-def render(title, components, root=None):
+def render(title, components):
     out = [title, "", "The programs are statically linked: besides the project's own code (Apache-2.0,",
            "see LICENSE) they contain code from the libraries below, as their link maps show.", ""]
     for component in components:
@@ -42,10 +42,9 @@ def render(title, components, root=None):
         for name in re.findall(r"/usr/share/common-licenses/([A-Za-z0-9.+_-]+[A-Za-z0-9+])", text):
             if name not in common:
                 common.append(name)
-    prefix = root or ""
     appended = set()
     for name in common:
-        path = f"{prefix}/usr/share/common-licenses/{name}"
+        path = f"/usr/share/common-licenses/{name}"
         # GPL is GPL-3 under another name, LGPL LGPL-3: one copy of each text.
         if os.path.isfile(path) and os.path.realpath(path) not in appended:
             appended.add(os.path.realpath(path))
@@ -55,7 +54,6 @@ def render(title, components, root=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root")
     parser.add_argument("--title", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("maps", nargs="+")
@@ -68,12 +66,12 @@ def main():
         for map_path, archive, member in hits:
             print(f"notices: {map_path}: {archive}({member}) is GPL-only code in the binary", file=sys.stderr)
         sys.exit(1)
-    components = linked.components(args.maps, args.root)
+    components = linked.components(args.maps)
     missing = [c["licence_file"] for c in components if not os.path.isfile(c["licence_file"])]
     if missing:
         sys.exit("notices: no licence text at " + ", ".join(missing))
     with open(args.out, "w") as handle:
-        handle.write(render(args.title, components, args.root))
+        handle.write(render(args.title, components))
     print(f"notices: {args.out}: {len(components)} components")
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An SPDX 2.3 SBOM (JSON) for a release artifact (a tarball or a .deb) holding static binaries.
 
-Usage: sbom.py [--root DIR] --artifact FILE --version V --out FILE.spdx.json \\
+Usage: sbom.py --artifact FILE --version V --out FILE.spdx.json \\
                --binary NAME=BINARY:MAP [--binary ...]
 
 The document describes the artifact (its SHA-256), which CONTAINS each binary (its SHA-256,
@@ -60,7 +60,7 @@ def package(identifier, name, version, supplier, licence, checksum, purpose, com
     return entry
 
 
-def build(artifact, version, binaries, root=None):
+def build(artifact, version, binaries):
     artifact_sum = sha256(artifact)
     artifact_name = os.path.basename(artifact)
     artifact_id = spdx_id("Artifact", artifact_name)
@@ -70,7 +70,7 @@ def build(artifact, version, binaries, root=None):
     relationships.append({"spdxElementId": "SPDXRef-DOCUMENT", "relationshipType": "DESCRIBES",
                           "relatedSpdxElement": artifact_id})
     for name, binary, link_map in binaries:
-        components = linked.components([link_map], root)
+        components = linked.components([link_map])
         terms = ["Apache-2.0"]
         for component in components:
             term = f"({component['licence']})" if " " in component["licence"] else component["licence"]
@@ -116,7 +116,6 @@ def build(artifact, version, binaries, root=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--root")
     parser.add_argument("--artifact", required=True)
     parser.add_argument("--version", required=True)
     parser.add_argument("--out", required=True)
@@ -130,7 +129,7 @@ def main():
             if not os.path.isfile(path):
                 sys.exit(f"sbom: {spec}: no file {path}")
         binaries.append((name, binary, link_map))
-    document = build(args.artifact, args.version, binaries, args.root)
+    document = build(args.artifact, args.version, binaries)
     with open(args.out, "w") as handle:
         json.dump(document, handle, indent=1, sort_keys=True)
         handle.write("\n")
