@@ -9,22 +9,15 @@ kit's folder and @OUT@ for where link.sh writes the result. The compiler driver 
 @SWIFTC@. Any other path of the build machine left in the command is an error: the kit would
 not link anywhere else.
 """
-import json
 import os
-import re
 import shutil
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from swiftpm_link import static_link_args  # noqa: E402
+
 manifest, product, repo, kit = sys.argv[1:]
-text = open(manifest).read()
-# SwiftPM writes one command per product: a description line, then its args as a JSON list.
-match = re.search(r'description: "Linking [^"]*/release/' + re.escape(product) + r'"\n(?:.*\n){0,5}?\s*args: (\[.*\])',
-                  text)
-if not match:
-    sys.exit(f"link-args: no link command for {product} in {manifest}")
-args = json.loads(match.group(1))
-if "-static-executable" not in args:
-    sys.exit(f"link-args: the {product} link in {manifest} is not the static one (make static)")
+args = static_link_args(manifest, product, "link-args")
 scratch = os.path.dirname(manifest)
 
 
