@@ -120,4 +120,85 @@ final class RelinkKitTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("is not the link of \(folder)/carkey-agent"), result.stderr)
         XCTAssertNotEqual(access(folder + "/kit.tar.gz", F_OK), 0, "no kit written")
     }
+
+    // MARK: aarch64
+
+    /// The cross build's chroot, scratch path and binaries (make static-aarch64), or a skip (a
+    /// failure under CARKEY_REQUIRE_AARCH64=1).
+    private static var crossChroot: String {
+        (getenv("OPENCARKEY_AARCH64_CACHE").map { String(cString: $0) } ?? "/var/cache/opencarkey-aarch64") + "/amd64"
+    }
+    private static let sysroot = "/ock/sdk/opencarkey-trixie-aarch64.artifactbundle/opencarkey-trixie-aarch64/aarch64-unknown-linux-gnu/sysroot"
+
+    /// The aarch64 kit, unpacked inside the chroot (its /tmp), where the cross toolchain is.
+    private func aarch64Kit() throws -> (inside: String, here: String) {
+        let binaries = Self.root + "/build/aarch64"
+        let scratch = Self.crossChroot + "/ock/scratch-gpiod-v1"
+        for file in [binaries + "/carkey-agent", binaries + "/carkey", scratch + "/release.yaml", "/usr/bin/qemu-aarch64-static"]
+        where access(file, R_OK) != 0 {
+            if getenv("CARKEY_REQUIRE_AARCH64").map({ String(cString: $0) }) == "1" { XCTFail("CARKEY_REQUIRE_AARCH64=1 but \(file) is missing") }
+            throw XCTSkip("no \(file): run `make static-aarch64`")
+        }
+        let inside = "/tmp/relink-kit-test-\(getpid())"
+        let here = Self.crossChroot + inside
+        Subprocess.removeTree(here)
+        try FileManager.default.createDirectory(atPath: here, withIntermediateDirectories: true)
+        addTeardownBlock { Subprocess.removeTree(here) }
+        let made = try Subprocess.run(Self.root + "/scripts/licensing/relink-kit.sh",
+                                      ["--chroot", Self.crossChroot, "--scratch", scratch, "--binaries", binaries,
+                                       "--out", here + "/kit.tar.gz"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let unpacked = try Subprocess.run("/bin/tar", ["-xzf", here + "/kit.tar.gz", "-C", here])
+        XCTAssertEqual(unpacked.status, 0, unpacked.stderr)
+        return (inside + "/kit", here + "/kit")
+    }
+
+    /// Runs a command in the chroot (scripts/aarch64/in-chroot.sh).
+    private func inChroot(_ arguments: [String]) throws -> ProcessResult {
+        try Subprocess.run(Self.root + "/scripts/aarch64/in-chroot.sh", arguments)
+    }
+
+    func testTheAarch64KitLinksTheReleasedAgentAgainByteForByte() throws {
+        let kit = try aarch64Kit()
+        XCTAssertTrue(try Subprocess.read(kit.here + "/README").contains("(aarch64)"))
+        for library in ["libgpiod.a", "libmosquitto.a", "libssl.a", "libcrypto.a", "libsqlite3.a"] {
+            XCTAssertEqual(access(kit.here + "/lib/" + library, R_OK), 0, "the kit carries \(library)")
+        }
+        let refused = try inChroot([kit.inside + "/link.sh", "--swiftc", "/usr/bin/swiftc", kit.inside + "/../out", "carkey-agent"])
+        XCTAssertEqual(refused.status, 2, "an aarch64 kit without --sdk")
+        XCTAssertTrue(refused.stderr.contains("--sdk names the SDK's sysroot"), refused.stderr)
+
+        let link = try inChroot([kit.inside + "/link.sh", "--swiftc", "/usr/bin/swiftc", "--sdk", Self.sysroot, kit.inside + "/../out", "carkey-agent"])
+        XCTAssertEqual(link.status, 0, link.stdout + link.stderr)
+        let relinked = kit.here + "/../out/carkey-agent"
+        let compare = try Subprocess.run("/usr/bin/cmp", [relinked, Self.root + "/build/aarch64/carkey-agent"])
+        XCTAssertEqual(compare.status, 0, "the relinked aarch64 agent differs from build/aarch64's: \(compare.stdout)")
+        let version = try Subprocess.run("/usr/bin/qemu-aarch64-static", [relinked, "--version"])
+        XCTAssertTrue(version.stdout.hasPrefix("carkey-agent "), version.stdout + version.stderr)
+    }
+
+    /// A user's aarch64 libgpiod with its version string changed, compiled with the chroot's
+    /// clang: the relinked agent carries it and runs its crypto self-test under qemu.
+    func testTheAarch64KitLinksAgainstAModifiedLibgpiod() throws {
+        let kit = try aarch64Kit()
+        let marker = "aarch64-libgpiod-modified-by-its-user"
+        let gpiod = (kit.inside as NSString).deletingLastPathComponent + "/gpiod"
+        let build = """
+            set -e; mkdir -p "$1"; cd "$1"; cp "$2/lib/libgpiod.a" .
+            printf 'const char *gpiod_version_string(void) { return "%s"; }\\n' "$3" > misc.c
+            /usr/libexec/swift/bin/clang --target=aarch64-unknown-linux-gnu -c -O2 -o libgpiod_la-misc.o misc.c
+            aarch64-linux-gnu-ar r libgpiod.a libgpiod_la-misc.o
+            """
+        let made = try inChroot(["/bin/bash", "-c", build, "gpiod", gpiod, kit.inside, marker])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let link = try inChroot([kit.inside + "/link.sh", "--swiftc", "/usr/bin/swiftc", "--sdk", Self.sysroot,
+                                 "--gpiod-lib", gpiod, kit.inside + "/../modified", "carkey-agent"])
+        XCTAssertEqual(link.status, 0, link.stdout + link.stderr)
+        let agent = kit.here + "/../modified/carkey-agent"
+        XCTAssertEqual(try Subprocess.run("/bin/grep", ["-qF", marker, agent]).status, 0, "the modified libgpiod is in the binary")
+        XCTAssertTrue(try Subprocess.read(kit.here + "/../modified/carkey-agent.map").contains(gpiod + "/libgpiod.a(libgpiod_la-misc.o)"))
+        let demo = try Subprocess.run("/usr/bin/qemu-aarch64-static", [agent, "demo"])
+        XCTAssertEqual(demo.status, 0, demo.stderr)
+        XCTAssertTrue(demo.stdout.contains(" 0 failed"), demo.stdout)
+    }
 }

@@ -5,9 +5,10 @@
 # THIRD-PARTY-NOTICES.txt (scripts/licensing/notices.py, from the link maps beside the
 # binaries) and board/ (board files, overlays, unit, sysusers, udev rules, example config).
 # Beside each tarball: its SPDX 2.3 SBOM, carkey-agent-VERSION-ARCH.spdx.json
-# (scripts/licensing/sbom.py), and for x86_64 the relink kit the LGPL libraries call for,
-# carkey-agent-VERSION-x86_64-relink-kit.tar.gz (scripts/licensing/relink-kit.sh, from the
-# objects of the SwiftPM scratch path `make static` built in). Reproducible: names sorted,
+# (scripts/licensing/sbom.py), and the relink kit the LGPL libraries call for,
+# carkey-agent-VERSION-ARCH-relink-kit.tar.gz (scripts/licensing/relink-kit.sh, from the
+# objects of the SwiftPM scratch path `make static` built in, and for aarch64 those of the
+# cross build's scratch path in its chroot). Reproducible: names sorted,
 # owner 0, mtimes from the last commit, gzip without a timestamp. Then prints the SRC_URI
 # checksum lines for carkey-agent-release.inc (yocto/scripts/release-checksums.sh, which also
 # checks that every file the recipe installs is there).
@@ -17,12 +18,15 @@
 #   --objects .build ("none": no relink kit, said in the output; an error under
 #   CARKEY_REQUIRE_ARTIFACTS=1). BINDIR must hold carkey-agent.map and carkey.map too.
 #   An architecture whose BINDIR lacks carkey-agent or carkey is skipped with a message.
-#   The aarch64 relink kit is not made: the cross build's objects stay in its chroot.
+#   The aarch64 kit comes from the chroot of OPENCARKEY_AARCH64_CACHE (default
+#   /var/cache/opencarkey-aarch64) and its scratch path for GPIOD_API (default v1).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=$root/build/release
 declare -A bindir=([x86_64]=$root/build/static [aarch64]=$root/build/aarch64)
 objects=$root/.build
+cross_chroot=${OPENCARKEY_AARCH64_CACHE:-/var/cache/opencarkey-aarch64}/amd64
+cross_objects=$cross_chroot/ock/scratch-gpiod-${GPIOD_API:-v1}
 licensing=$root/scripts/licensing
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -70,10 +74,13 @@ for arch in x86_64 aarch64; do
     SOURCE_DATE_EPOCH=$epoch "$licensing/sbom.py" --artifact "$tarball" --version "$version" \
         --out "${tarball%.tar.gz}.spdx.json" --binary "carkey-agent=$dir/carkey-agent:${maps[0]}" \
         --binary "carkey=$dir/carkey:${maps[1]}" | sed 's/^/release: /'
-    if [[ $arch == x86_64 && $objects != none ]]; then
-        "$licensing/relink-kit.sh" --scratch "$objects" --binaries "$dir" \
-            --out "$out/carkey-agent-$version-$arch-relink-kit.tar.gz" | sed 's/^/release: /'
-    elif [[ $arch == x86_64 && ${CARKEY_REQUIRE_ARTIFACTS:-0} == 1 ]]; then
+    kit=$out/carkey-agent-$version-$arch-relink-kit.tar.gz
+    if [[ $objects != none && $arch == x86_64 ]]; then
+        "$licensing/relink-kit.sh" --scratch "$objects" --binaries "$dir" --out "$kit" | sed 's/^/release: /'
+    elif [[ $objects != none && $arch == aarch64 ]]; then
+        "$licensing/relink-kit.sh" --chroot "$cross_chroot" --scratch "$cross_objects" --binaries "$dir" --out "$kit" \
+            | sed 's/^/release: /'
+    elif [[ ${CARKEY_REQUIRE_ARTIFACTS:-0} == 1 ]]; then
         echo "release: --objects none, but CARKEY_REQUIRE_ARTIFACTS=1 asks for the relink kit" >&2; exit 1
     else
         echo "release: $arch: no relink kit"
