@@ -27,8 +27,9 @@
 #                 (cross-built with Swift 6.0 from a trixie chroot and unpacked arm64 packages
 #                 cached in /var/cache; scripts/aarch64)
 #   make deb      carkey-agent_VERSION_amd64.deb and _arm64.deb in build/deb (scripts/deb)
-#   make release  build/release/carkey-agent-VERSION-{x86_64,aarch64}.tar.gz for the Yocto recipe,
-#                 with the SRC_URI checksum lines (scripts/release/tarball.sh)
+#   make release  build/release/carkey-agent-VERSION-{x86_64,aarch64}.tar.gz for the Yocto recipe
+#                 (with LICENSE and THIRD-PARTY-NOTICES.txt), an SPDX SBOM beside each, the x86_64
+#                 relink kit, and the SRC_URI checksum lines (scripts/release/tarball.sh)
 #   make check-swift60  build and test the committed tree with Swift 6.0 in a trixie chroot
 #   make clean    remove build products (.build and build/)
 

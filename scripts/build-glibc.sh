@@ -37,22 +37,12 @@ fi
 relink() {
     local product=$1
     local unstripped=$out_dir/$product.unstripped
-    python3 - "$manifest" "$product" "$unstripped" "$out_dir/$product.map" "$root/build/mosquitto/lib" > "$out_dir/$product.link" <<'PY'
-import json, sys
-manifest, product, output, link_map, static_mosquitto = sys.argv[1:]
-args = None
-lines = open(manifest).read().split("\n")
-for i, line in enumerate(lines):
-    if line.strip().startswith("description: \"Linking ") and line.strip().endswith("/release/" + product + "\""):
-        for following in lines[i + 1:i + 6]:
-            if following.strip().startswith("args: "):
-                args = json.loads(following.strip()[len("args: "):])
-                break
-        break
-if args is None:
-    sys.exit(f"glibc: no link command for {product} in {manifest}")
-if "-static-executable" not in args:
-    sys.exit(f"glibc: the manifest's {product} link is not the static one (run make static first)")
+    python3 - "$manifest" "$product" "$unstripped" "$out_dir/$product.map" "$root/build/mosquitto/lib" "$root/scripts" > "$out_dir/$product.link" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[6])
+from swiftpm_link import static_link_args
+manifest, product, output, link_map, static_mosquitto = sys.argv[1:6]
+args = static_link_args(manifest, product, "glibc")
 relinked = []
 skip = False
 for index, arg in enumerate(args):

@@ -105,5 +105,11 @@ build carkey-agent
 build carkey
 finish carkey-agent "carkey-agent "
 finish carkey "carkey "
+# A GPL-only library in a binary the project ships under Apache-2.0 stops the build here, before
+# anything is packaged (scripts/licensing/linked.py lists those libraries).
+if ! "$root/scripts/licensing/linked.py" check-gpl "$out_dir/carkey-agent.map" "$out_dir/carkey.map" >/dev/null; then
+    echo "static: a GPL-only library was linked in (above); the binaries must not ship" >&2
+    exit 1
+fi
 echo "static: link map   $out_dir/carkey-agent.map ($(human "$(size "$out_dir/carkey-agent.map")"))"
 echo "static: took $(( $(date +%s) - start ))s"

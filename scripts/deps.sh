@@ -58,7 +58,13 @@ VNG_VENV=${OPENCARKEY_VNG_VENV:-/var/cache/opencarkey-vng}
 VNG_VERSION=1.42
 vng_ready() { [[ -x $VNG_VENV/bin/vng ]] && [[ -f $VNG_VENV/.version-$VNG_VERSION ]]; }
 
-if [[ ${#missing[@]} -eq 0 ]] && vng_ready; then
+# spdx-tools (pyspdxtools) from PyPI into its own venv: the tests validate the release SBOMs
+# with it (scripts/licensing/sbom.py writes them). Pinned: a newer validator may judge differently.
+SPDX_VENV=${OPENCARKEY_SPDX_VENV:-/var/cache/opencarkey-spdx}
+SPDX_VERSION=0.8.5
+spdx_ready() { [[ -x $SPDX_VENV/bin/pyspdxtools ]] && [[ -f $SPDX_VENV/.version-$SPDX_VERSION ]]; }
+
+if [[ ${#missing[@]} -eq 0 ]] && vng_ready && spdx_ready; then
     exit 0
 fi
 
@@ -90,10 +96,15 @@ if [[ ${#missing[@]} -gt 0 ]]; then
     fi
 fi
 
-if ! vng_ready; then
-    echo "deps: installing virtme-ng $VNG_VERSION into $VNG_VENV" >&2
-    "${as_root[@]}" rm -rf "$VNG_VENV"
-    "${as_root[@]}" python3 -m venv "$VNG_VENV"
-    "${as_root[@]}" "$VNG_VENV/bin/pip" install -q --disable-pip-version-check "virtme-ng==$VNG_VERSION" >/dev/null
-    "${as_root[@]}" touch "$VNG_VENV/.version-$VNG_VERSION"
-fi
+# venv_install VENV NAME VERSION: NAME==VERSION from PyPI into a fresh VENV, marked with the
+# version so that a pin change reinstalls it.
+venv_install() {
+    local venv=$1 name=$2 version=$3
+    echo "deps: installing $name $version into $venv" >&2
+    "${as_root[@]}" rm -rf "$venv"
+    "${as_root[@]}" python3 -m venv "$venv"
+    "${as_root[@]}" "$venv/bin/pip" install -q --disable-pip-version-check "$name==$version" >/dev/null
+    "${as_root[@]}" touch "$venv/.version-$version"
+}
+vng_ready || venv_install "$VNG_VENV" virtme-ng "$VNG_VERSION"
+spdx_ready || venv_install "$SPDX_VENV" spdx-tools "$SPDX_VERSION"

@@ -141,6 +141,27 @@ final class DebianPackageTests: XCTestCase {
         }
     }
 
+    /// Beside each .deb, its SPDX SBOM: valid (pyspdxtools, from `make deps`), complete, and
+    /// describing that very file; a package changed after the build no longer matches it.
+    func testEachPackageHasAValidSBOMDescribingItsBytes() throws {
+        let built = try packages()
+        let check = DebianPackageLocations.root + "/scripts/licensing/check-sbom.sh"
+        for (arch, deb) in built.packages {
+            let sbom = String(deb.dropLast(4)) + ".spdx.json"
+            let result = try Subprocess.run(check, [sbom])
+            if result.status == 2, !Self.required { throw XCTSkip(result.stderr) }
+            XCTAssertEqual(result.status, 0, "\(arch): \(result.stdout)\(result.stderr)")
+            let text = try Subprocess.read(sbom)
+            XCTAssertTrue(text.contains("\"checksumValue\": \"\(try Self.sha256(deb))\""), "\(arch): the .deb's SHA-256")
+            let changed = try repack(deb, named: "sbom-\(arch)", change: "echo changed >> \"$1/usr/share/doc/carkey-agent/copyright\"")
+            XCTAssertFalse(text.contains("\"checksumValue\": \"\(try Self.sha256(changed))\""), "\(arch): a changed package is not the one described")
+        }
+    }
+
+    private static func sha256(_ path: String) throws -> String {
+        String(try Subprocess.run("/usr/bin/sha256sum", [path]).stdout.prefix(64))
+    }
+
     func testLayoutCheckerFindsAWrongModeAMissingFileAndAStateDirectoryInTheArchive() throws {
         let built = try packages()
         let deb = try XCTUnwrap(built.packages["amd64"])
@@ -439,6 +460,8 @@ private enum PackageLayout {
         // The PIN: never world-readable; the group becomes carkey through dpkg-statoverride.
         "./etc/opencarkey/agent.json": "-rw-r----- root/root",
         "./usr/share/doc/carkey-agent/copyright": "-rw-r--r-- root/root",
+        // Made from the binaries' link maps (scripts/licensing/notices.py).
+        "./usr/share/doc/carkey-agent/THIRD-PARTY-NOTICES.txt": "-rw-r--r-- root/root",
         "./usr/share/doc/carkey-agent/changelog.gz": "-rw-r--r-- root/root",
         "./usr/share/doc/carkey-agent/examples/agent.example.json": "-rw-r--r-- root/root",
         "./usr/share/man/man8/carkey-agent.8.gz": "-rw-r--r-- root/root",

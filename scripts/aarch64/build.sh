@@ -6,6 +6,7 @@
 # Writes to build/aarch64 (OPENCARKEY_AARCH64_OUT overrides):
 #   carkey-agent, carkey             stripped, "ARM aarch64, statically linked"
 #   carkey-agent.map, carkey.map     lld link maps of the unstripped links (size breakdowns)
+#   link-roots.tsv                   where the maps' paths are here, and their package index
 #   build.log                        the compiler's output
 # The unstripped binaries stay in the cache's scratch directory (path printed).
 # The working tree is copied as it is (uncommitted edits included, .git, .build and build/
@@ -92,6 +93,18 @@ for product in "${products[@]}"; do
     cp "$AMD64/ock/out/maps/$product.map" "$out/$product.map"
 done
 step_done "strip" "$t"
+
+# Where the maps' chroot paths are on this machine and which package index describes each tree
+# (setup.sh, index_debs): the notices and SBOMs of `make deb` and `make release` read this
+# (scripts/licensing/linked.py). Columns: the prefix in the maps, the folder it is here, the
+# index, the folder holding the index's copyright files. libmosquitto.a is built from trixie's
+# mosquitto source, whose libmosquitto-dev the trixie index names.
+{
+    printf '%s\t%s\t%s\t%s\n' "$SYSROOT" "$AMD64$SYSROOT" "$INDEX/trixie-arm64.tsv" "$INDEX/trixie-arm64-docs"
+    printf '%s\t%s\t%s\t%s\n' /ock/clibs-bookworm/root "$AMD64/ock/clibs-bookworm/root" "$INDEX/clibs-bookworm.tsv" "$INDEX/clibs-bookworm-docs"
+    printf '%s\t%s\t%s\t%s\n' "/ock/gpiod-$GPIOD_API/root" "$AMD64/ock/gpiod-$GPIOD_API/root" "$INDEX/gpiod-$GPIOD_API.tsv" "$INDEX/gpiod-$GPIOD_API-docs"
+    printf '%s\t%s\t%s\t%s\n' /ock/mosquitto "$AMD64/ock/mosquitto" "$INDEX/trixie-arm64.tsv" "$INDEX/trixie-arm64-docs"
+} > "$out/link-roots.tsv"
 
 status=0
 for product in "${products[@]}"; do

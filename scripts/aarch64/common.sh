@@ -15,6 +15,7 @@ case $GPIOD_API in v1|v2) ;; *) echo "aarch64: GPIOD_API must be v1 or v2, not '
 
 AMD64=$CACHE/amd64          # trixie amd64 chroot: swiftlang as the cross compiler, cmake
 ARM64=$CACHE/arm64          # trixie arm64 packages, unpacked: source of the SDK sysroot
+INDEX=$CACHE/index          # which package each linked archive came from (setup.sh, index_debs)
 STAMPS=$CACHE/stamps
 LOGS=$CACHE/logs
 # Paths as seen inside the amd64 chroot (all under /ock).

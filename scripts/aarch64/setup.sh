@@ -128,6 +128,18 @@ unpack_debs() {
     mkdir -p "$dir"
     printf '%s\0' "$@" | xargs -0 -r -n 1 -P 2 sh -c 'dpkg-deb -x "$1" "$0"' "$dir"
 }
+# index_debs NAME DEB...: which package ships each static archive and object of an unpacked
+# tree, and the packages' copyright files, in $INDEX/NAME.tsv and $INDEX/NAME-docs, for the
+# third-party notices and SBOMs: `dpkg-deb -x` leaves no dpkg database to ask
+# (scripts/aarch64/index-debs.py says what the index holds).
+index_debs() {
+    local name=$1; shift
+    mkdir -p "$INDEX"
+    rm -rf "$INDEX/$name-docs"
+    run_logged "index-$name" python3 "$here/index-debs.py" "$INDEX/$name.tsv" "$INDEX/$name-docs" "$@"
+}
+arm64_packages="swiftlang=$SWIFTLANG_VERSION libc6-dev libstdc++-14-dev libssl-dev libsqlite3-dev libbluetooth-dev \
+    libmosquitto-dev zlib1g-dev libzstd-dev"
 arm64_stamp="arm64-unpacked-trixie-$SWIFTLANG_VERSION"
 sdk_stamp="sdk-$SWIFTLANG_VERSION-r$SDK_REVISION"
 if ! stamped "$sdk_stamp" && ! stamped "$arm64_stamp"; then
@@ -137,9 +149,7 @@ if ! stamped "$sdk_stamp" && ! stamped "$arm64_stamp"; then
     rm -f "$STAMPS"/arm64-*
     safe_rm "$ARM64"
     conf=$(host_apt trixie-arm64 trixie)
-    run_logged arm64-packages env APT_CONFIG="$conf" bash -c "apt-get update -qq && apt-get install -y -qq --download-only \
-        swiftlang=$SWIFTLANG_VERSION libc6-dev libstdc++-14-dev libssl-dev libsqlite3-dev libbluetooth-dev \
-        libmosquitto-dev zlib1g-dev libzstd-dev"
+    run_logged arm64-packages env APT_CONFIG="$conf" bash -c "apt-get update -qq && apt-get install -y -qq --download-only $arm64_packages"
     debs=("$CACHE/apt/trixie-arm64/archives"/*.deb)
     [[ -f ${debs[0]} ]] || { echo "aarch64: no arm64 packages downloaded (see $LOGS/arm64-packages.log)" >&2; exit 1; }
     unpack_debs "$ARM64" "${debs[@]}"
@@ -154,6 +164,7 @@ if ! stamped "$sdk_stamp" && ! stamped "$arm64_stamp"; then
     done
     [[ -e $ARM64/usr/libexec/swift/lib/swift_static/linux/libswiftCore.a && -e $ARM64/usr/lib/aarch64-linux-gnu/libc.a ]] || {
         echo "aarch64: swift_static or libc.a missing in $ARM64" >&2; exit 1; }
+    index_debs trixie-arm64 "${debs[@]}"
     rm -rf "$CACHE/apt/trixie-arm64/archives"
     stamp "$arm64_stamp"; step_done "arm64 packages (downloaded, unpacked: ${#debs[@]})" "$t"
 fi
@@ -173,6 +184,7 @@ arm64_debs() {
     run_logged "$name" env APT_CONFIG="$conf" bash -c "apt-get update -qq && cd ${archives@Q}/$name && apt-get download $*"
     rm -rf "$dir" && mkdir -p "$dir/root"
     unpack_debs "$dir/root" "$archives/$name"/*.deb
+    index_debs "$name" "$archives/$name"/*.deb
     rm -rf "${archives:?}/$name"
 }
 gpiod_fetch() {  # API SUITE PACKAGES...
@@ -237,6 +249,34 @@ if ! stamped keyheaders-bookworm; then
     done
     stamp keyheaders-bookworm; step_done "tss2 and PKCS#11 headers (bookworm arm64)" "$t"
 fi
+
+# ---- 3d. the package index, for caches made before it existed ------------------------------
+# Steps 2, 3 and 3b index what they unpack. A cache they filled earlier gets its index here:
+# the same packages downloaded again (apt's lists refreshed: they were not kept) and indexed,
+# not unpacked. scripts/licensing/linked.py compares every indexed archive's SHA-256 with the
+# file the link used, so an index of other versions than those unpacked is refused there, not
+# shipped (the fix: remove stamps/arm64-* and stamps/sdk-*, and run again).
+index_again() {  # NAME SUITE closure|alone PACKAGES...
+    local name=$1 suite=$2 mode=$3; shift 3
+    [[ -f $INDEX/$name.tsv ]] && return 0
+    local t conf archives=$CACHE/apt/$suite-arm64/index-$name
+    t=$(now)
+    conf=$(host_apt "$suite-arm64" "$suite")
+    rm -rf "$archives" && mkdir -p "$archives/partial"
+    if [[ $mode == closure ]]; then
+        run_logged "download-index-$name" env APT_CONFIG="$conf" bash -c "apt-get update -qq && apt-get install -y -qq --download-only \
+            -o Dir::Cache::archives=${archives@Q} $*"
+    else
+        run_logged "download-index-$name" env APT_CONFIG="$conf" bash -c "apt-get update -qq && cd ${archives@Q} && apt-get download $*"
+    fi
+    index_debs "$name" "$archives"/*.deb
+    rm -rf "$archives"
+    step_done "package index $name" "$t"
+}
+index_again trixie-arm64 trixie closure $arm64_packages
+index_again clibs-bookworm bookworm alone libssl-dev libssl3 libsqlite3-dev libsqlite3-0
+if [[ $GPIOD_API == v1 ]]; then index_again gpiod-v1 bookworm alone libgpiod-dev libgpiod2; fi
+if [[ $GPIOD_API == v2 ]]; then index_again gpiod-v2 trixie alone libgpiod-dev libgpiod3; fi
 
 # ---- 4. the Swift SDK bundle -----------------------------------------------------------
 # A trimmed copy of the arm64 tree: headers, the aarch64 libraries and crt files, gcc's

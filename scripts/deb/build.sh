@@ -20,6 +20,9 @@
 #                        systemd/carkey-agent.sysusers, udev/60-opencarkey.rules,
 #                        agent.example.json, board description files *.json, overlays/*.dts,
 #                        raspberrypi/config.txt and README.md.
+# Each binary's link map (the binary's path + .map, as make static writes them) is needed too:
+# /usr/share/doc/carkey-agent/THIRD-PARTY-NOTICES.txt and the package's SPDX 2.3 SBOM
+# (carkey-agent_VERSION_ARCH.spdx.json beside the .deb) are made from them (scripts/licensing).
 # An architecture whose binaries are missing is skipped with a message, or is an error when
 # CARKEY_REQUIRE_ARTIFACTS=1. Nothing packaged at all is an error.
 # Environment: CARKEY_DEB_MAINTAINER (the Maintainer field), SOURCE_DATE_EPOCH (default: the
@@ -171,6 +174,13 @@ build_one() { # ARCH
     [[ -z $named || -f $stage$named ]] || die "the config names the board file $named, which is not packaged"
     install -D -m 0644 "$config" "$doc/examples/agent.example.json"
     install -D -m 0644 "$templates/copyright" "$doc/copyright"
+    local map
+    for map in "$agent.map" "$carkey.map"; do
+        [[ -f $map ]] || die "no link map $map beside the binary: the notices are made from it (make static)"
+    done
+    "$root/scripts/licensing/notices.py" --title "carkey-agent $version ($arch): third-party notices" \
+        --out "$doc/THIRD-PARTY-NOTICES.txt" "$agent.map" "$carkey.map" >/dev/null || die "no notices for $arch"
+    chmod 0644 "$doc/THIRD-PARTY-NOTICES.txt"
     # The documentation the unit's Documentation= and the packaged agent.json name, laid out as
     # in the repository so the links between the files work. Not compressed: systemctl status
     # shows the file: links, and a browser or less opens them as they are.
@@ -215,6 +225,8 @@ build_one() { # ARCH
     local deb=$out/carkey-agent_${version}_${arch}.deb
     dpkg-deb --root-owner-group -Zxz --build "$stage" "$deb" >/dev/null
     echo "deb: $deb ($(du -k "$deb" | cut -f1) KiB, installed $size KiB)"
+    "$root/scripts/licensing/sbom.py" --artifact "$deb" --version "$version" --out "${deb%.deb}.spdx.json" \
+        --binary "carkey-agent=$agent:$agent.map" --binary "carkey=$carkey:$carkey.map" | sed 's/^/deb: /'
 }
 
 built=0

@@ -5,8 +5,10 @@ DESCRIPTION = "carkey-agent and carkey as released static binaries, with the sys
 HOMEPAGE = "https://github.com/opencarkey/opencarkey-gateway"
 BUGTRACKER = "https://github.com/opencarkey/opencarkey-gateway/issues"
 SECTION = "console/network"
-# The project has no licence file yet; see README.md ("Licence") before shipping an image.
-LICENSE = "CLOSED"
+# The project's own licence; the release tarball carries LICENSE at its top. The libraries
+# linked into the static binaries are listed in the tarball's THIRD-PARTY-NOTICES.txt.
+LICENSE = "Apache-2.0"
+LIC_FILES_CHKSUM = "file://LICENSE;md5=3b83ef96387f14655fc854ddc3c6bd57"
 # Vendor:product for CVE look-ups of the agent itself. The libraries linked into the static
 # binaries (OpenSSL, SQLite, libmosquitto, ...) are not tracked through this recipe.
 CVE_PRODUCT = "opencarkey:carkey-agent"
