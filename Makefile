@@ -1,7 +1,7 @@
 # OpenCarKey Gateway: the one way in. Run as root or as a user with sudo on Debian 12.
 #
 #   make deps     install missing Debian packages (silent when all are present)
-#   make build    debug build of everything
+#   make build    debug build of everything (installs only the build's packages: deps.sh --build)
 #   make run      build, then the scripted demo (scripts/demo.sh): a simulated car, an owner
 #                 pairs and shares, a friend is allowed, refused and revoked; timeline printed
 #   make test     deps + build + every test suite (swift test), attack suite at small budgets
@@ -50,12 +50,17 @@ SWIFTPM := --scratch-path $(SCRATCH)
 OPENCARKEY_SHARED ?= $(abspath $(CURDIR)/../shared)
 export OPENCARKEY_SHARED
 
-.PHONY: deps build run test test-asan test-tsan fuzz fuzz-live attack bench fleet soak soak-long static glibc static-aarch64 deb release check-swift60 clean
+.PHONY: deps deps-build build run test test-asan test-tsan fuzz fuzz-live attack bench fleet soak soak-long static glibc static-aarch64 deb release check-swift60 clean
 
 deps:
 	@scripts/deps.sh
 
-build: deps
+# Building and the demo need only the libraries' headers (scripts/deps.sh --build); make test
+# and the other targets install the rest through deps.
+deps-build:
+	@scripts/deps.sh --build
+
+build: deps-build
 	$(SWIFT) build $(SWIFTPM)
 
 run: build

@@ -1,10 +1,24 @@
 #!/usr/bin/env bash
 # Install the Debian packages OpenCarKey builds and tests against, and nothing else.
 # Silent when everything is already installed; otherwise one line naming what it installs.
-# Usage: scripts/deps.sh [extra-package ...]   (as root, or a user with sudo)
+# Usage: scripts/deps.sh [--build] [--list] [extra-package ...]   (as root, or a user with sudo)
+#   --build  only what building and the demo need (make build, make run): the libraries'
+#            headers and pkg-config; the brokers, VM lanes, kernel source, packaging and
+#            aarch64 tools, and the PyPI venvs are left to make deps / make test
+#   --list   print the packages of the chosen set, one a line, and install nothing
 set -euo pipefail
 
-packages=(
+profile=all list=0
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --build) profile=build; shift ;;
+        --list) list=1; shift ;;
+        *) break ;;
+    esac
+done
+
+# What `swift build` and the demo need.
+build_packages=(
     libssl-dev          # COpenSSL: crypto core, TLS for MQTT
     libmosquitto-dev    # CMosquitto: MQTT client
     libgpiod-dev        # CGPIOD: lock actuators (libgpiod v1.6 API)
@@ -14,6 +28,9 @@ packages=(
     libtss2-dev         # CTSS2: tpm2-tss types and prototypes (ESYS, TCTI loader, MU, RC)
     libp11-kit-dev      # CPKCS11: the PKCS#11 v2.40 header (p11-kit-1/p11-kit/pkcs11.h)
     pkg-config          # SwiftPM resolves the system libraries through it
+)
+# What the tests, benchmarks, lanes and packaging need besides.
+test_packages=(
     mosquitto           # MQTT broker for integration tests
     mosquitto-clients   # mosquitto_pub/mosquitto_sub: the cloud tests and the benchmark use them
     openssl             # the openssl CLI: the TLS tests make a throw-away CA with it
@@ -44,8 +61,14 @@ packages=(
     # module from Debian's kernel source against the guest kernel's headers.
     linux-headers-amd64 # headers of the linux-image-amd64 kernel the lanes boot
     linux-source-6.1    # gpio-sim.c and irq_sim.c of the same kernel version
-    "$@"
 )
+packages=("${build_packages[@]}")
+[[ $profile == build ]] || packages+=("${test_packages[@]}")
+packages+=("$@")
+if [[ $list == 1 ]]; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -64,6 +87,11 @@ SPDX_VENV=${OPENCARKEY_SPDX_VENV:-/var/cache/opencarkey-spdx}
 SPDX_VERSION=0.8.5
 spdx_ready() { [[ -x $SPDX_VENV/bin/pyspdxtools ]] && [[ -f $SPDX_VENV/.version-$SPDX_VERSION ]]; }
 
+# The build set needs neither venv.
+if [[ $profile == build ]]; then
+    vng_ready() { true; }
+    spdx_ready() { true; }
+fi
 if [[ ${#missing[@]} -eq 0 ]] && vng_ready && spdx_ready; then
     exit 0
 fi
