@@ -85,9 +85,11 @@ enum IdleAgentBench {
         sleep(seconds: settleSeconds)
         let statsBefore = agent.stats()
         guard let first = ProcessStats.sample(agent.pid) else { throw SpawnedAgent.Failure(description: "agent exited while settling") }
+        let clearedReferences = MemoryParts.clearReferences(agent.pid)
         let start = Bench.now()
         sleep(seconds: windowSeconds)
         guard let last = ProcessStats.sample(agent.pid) else { throw SpawnedAgent.Failure(description: "agent exited while idle") }
+        let parts = MemoryParts.sample(agent.pid) ?? []
         let seconds = Double(Bench.now() - start) / 1e9
         let statsAfter = agent.stats()
         let linkage = agent.linkage
@@ -115,6 +117,44 @@ enum IdleAgentBench {
             ("target_wakeups_per_sec", targetWakeupsPerSecond),
             ("meets_target", wakeups <= targetWakeupsPerSecond),
         ])
+        emitMemory(parts, binary: binary, linkage: linkage, cloud: brokerURL != nil, windowSeconds: seconds,
+                   referencesCleared: clearedReferences)
+    }
+
+    /// Idle RSS target for the static agent with --mqtt (MiB).
+    static let targetRSSMiB = 10.0
+
+    /// Where the idle RSS is (MemoryParts): per part resident, anonymous-or-dirty and
+    /// referenced-in-the-window KiB, and three totals: RSS, what the kernel cannot drop without
+    /// swap (private dirty), and the working set of the idle window (referenced).
+    static func emitMemory(_ parts: [MemoryPart], binary: String, linkage: String, cloud: Bool, windowSeconds: Double,
+                           referencesCleared: Bool) {
+        guard !parts.isEmpty else { return }
+        var fields: [(String, Any)] = [
+            ("benchmark", "agent_idle_memory"),
+            ("path", binary),
+            ("linkage", linkage),
+            ("cloud", cloud ? "mqtt to a local mosquitto" : "off"),
+            ("window_s", windowSeconds),
+        ]
+        for part in parts {
+            let key = String(part.name.map { $0 == "-" ? "_" : $0 })
+            fields += [("\(key)_rss_kib", part.residentKiB), ("\(key)_dirty_kib", part.dirtyKiB),
+                       ("\(key)_referenced_kib", referencesCleared ? part.referencedKiB : -1)]
+        }
+        let rss = Double(parts.map(\.residentKiB).reduce(0, +)) / 1024
+        let dirty = Double(parts.map(\.dirtyKiB).reduce(0, +)) / 1024
+        let working = Double(parts.map(\.referencedKiB).reduce(0, +)) / 1024
+        fields += [
+            ("rss_mib", rss),
+            ("private_dirty_mib", dirty),
+            ("working_set_mib", referencesCleared ? working : -1),
+            ("clean_executable_pages_mib", Double(parts.filter { ["code", "rodata", "data"].contains($0.name) }
+                .map { $0.residentKiB - $0.dirtyKiB }.reduce(0, +)) / 1024),
+            ("target_rss_mib", targetRSSMiB),
+            ("meets_rss_target", rss <= targetRSSMiB),
+        ]
+        Bench.emit(fields)
     }
 
     /// A timer sleep for the whole interval (resumed after a signal).
