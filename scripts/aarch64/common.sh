@@ -77,3 +77,51 @@ safe_rm() {
 }
 
 in_amd64() { chroot "$AMD64" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+
+# ---- Debian packages for arm64, downloaded by this machine's apt and unpacked, not installed --
+# (setup.sh: the SDK's sources; scripts/arm64-vm/setup.sh: the arm64 lanes' guest root.)
+# host_apt NAME SUITE: writes an apt configuration for arm64 packages of SUITE, kept apart in
+# $CACHE/apt/NAME (its own lists, archives and empty status; the host's sources and
+# preferences are not read, its /etc/apt/apt.conf.d is, so a proxy set there applies), and
+# prints its path for APT_CONFIG.
+host_apt() {
+    local root=$CACHE/apt/$1 suite=$2
+    mkdir -p "$root/etc/apt.conf.d" "$root/etc/preferences.d" "$root/etc/sources.list.d" \
+        "$root/lists/partial" "$root/archives/partial" "$root/cache"
+    : > "$root/status"
+    printf 'deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' "$MIRROR" "$suite" \
+        > "$root/etc/sources.list"
+    cat > "$root/apt.conf" <<CONF
+Dir::Etc "$root/etc";
+Dir::State "$root";
+Dir::State::status "$root/status";
+Dir::State::Lists "$root/lists";
+Dir::Cache "$root/cache";
+Dir::Cache::archives "$root/archives";
+APT::Architecture "arm64";
+APT::Architectures { "arm64"; };
+APT::Install-Recommends "false";
+APT::Install-Suggests "false";
+APT::Sandbox::User "root";
+Acquire::Languages "none";
+Debug::NoLocking "true";
+CONF
+    echo "$root/apt.conf"
+}
+# unpack_debs DIR DEB...: dpkg-deb -x, two at a time (swiftlang alone is 400 MB of xz).
+unpack_debs() {
+    local dir=$1; shift
+    mkdir -p "$dir"
+    printf '%s\0' "$@" | xargs -0 -r -n 1 -P 2 sh -c 'dpkg-deb -x "$1" "$0"' "$dir"
+}
+# merge_usr DIR: merged /usr in an unpacked tree (/bin, /sbin, /lib links into usr/); a package
+# that still ships files under /lib (or /bin, /sbin) has them moved to /usr first.
+merge_usr() {
+    local root=$1 d
+    for d in bin sbin lib; do
+        if [[ -d $root/$d && ! -L $root/$d ]]; then
+            mkdir -p "$root/usr/$d" && cp -a "$root/$d/." "$root/usr/$d/" && rm -rf --one-file-system "${root:?}/$d"
+        fi
+        [[ -L $root/$d ]] || ln -s "usr/$d" "$root/$d"
+    done
+}

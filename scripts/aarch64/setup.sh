@@ -94,40 +94,6 @@ fi
 # runs, so no qemu and no binfmt_misc; about 100 packages, 500 MB of downloads. What the
 # maintainer scripts would have done and a sysroot needs is done here: the merged-/usr links;
 # absolute symlinks are made relative when the SDK is trimmed from it (step 4).
-# host_apt NAME SUITE: writes an apt configuration for arm64 packages of SUITE, kept apart in
-# $CACHE/apt/NAME (its own lists, archives and empty status; the host's sources and
-# preferences are not read, its /etc/apt/apt.conf.d is, so a proxy set there applies), and
-# prints its path for APT_CONFIG.
-host_apt() {
-    local root=$CACHE/apt/$1 suite=$2
-    mkdir -p "$root/etc/apt.conf.d" "$root/etc/preferences.d" "$root/etc/sources.list.d" \
-        "$root/lists/partial" "$root/archives/partial" "$root/cache"
-    : > "$root/status"
-    printf 'deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] %s %s main\n' "$MIRROR" "$suite" \
-        > "$root/etc/sources.list"
-    cat > "$root/apt.conf" <<CONF
-Dir::Etc "$root/etc";
-Dir::State "$root";
-Dir::State::status "$root/status";
-Dir::State::Lists "$root/lists";
-Dir::Cache "$root/cache";
-Dir::Cache::archives "$root/archives";
-APT::Architecture "arm64";
-APT::Architectures { "arm64"; };
-APT::Install-Recommends "false";
-APT::Install-Suggests "false";
-APT::Sandbox::User "root";
-Acquire::Languages "none";
-Debug::NoLocking "true";
-CONF
-    echo "$root/apt.conf"
-}
-# unpack_debs DIR DEB...: dpkg-deb -x, two at a time (swiftlang alone is 400 MB of xz).
-unpack_debs() {
-    local dir=$1; shift
-    mkdir -p "$dir"
-    printf '%s\0' "$@" | xargs -0 -r -n 1 -P 2 sh -c 'dpkg-deb -x "$1" "$0"' "$dir"
-}
 # index_debs NAME DEB...: which package ships each static archive and object of an unpacked
 # tree, and the packages' copyright files, in $INDEX/NAME.tsv and $INDEX/NAME-docs, for the
 # third-party notices and SBOMs: `dpkg-deb -x` leaves no dpkg database to ask
@@ -155,13 +121,7 @@ if ! stamped "$sdk_stamp" && ! stamped "$arm64_stamp"; then
     unpack_debs "$ARM64" "${debs[@]}"
     # Merged /usr, as debootstrap leaves it: the ELF interpreter is /lib/ld-linux-aarch64.so.1
     # and linker scripts name /lib/aarch64-linux-gnu.
-    # A package that still ships files under /lib (or /bin, /sbin) has them moved to /usr first.
-    for d in bin sbin lib; do
-        if [[ -d $ARM64/$d && ! -L $ARM64/$d ]]; then
-            mkdir -p "$ARM64/usr/$d" && cp -a "$ARM64/$d/." "$ARM64/usr/$d/" && rm -rf --one-file-system "${ARM64:?}/$d"
-        fi
-        [[ -L $ARM64/$d ]] || ln -s "usr/$d" "$ARM64/$d"
-    done
+    merge_usr "$ARM64"
     [[ -e $ARM64/usr/libexec/swift/lib/swift_static/linux/libswiftCore.a && -e $ARM64/usr/lib/aarch64-linux-gnu/libc.a ]] || {
         echo "aarch64: swift_static or libc.a missing in $ARM64" >&2; exit 1; }
     index_debs trixie-arm64 "${debs[@]}"
