@@ -2,10 +2,11 @@
 now() { date +%s.%N; }
 ms_since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN { printf "%.0f", (a - b) * 1000 }'; }
 
-# Result lines, one per scenario, read by run-lane.sh and BLEVirtualMachineTests.
-pass() { echo "ble-lane: $1 ok${2:+ ($2)}" >>"$LANE_RESULTS/lane.txt"; }
-fail() { echo "ble-lane: $1 FAIL: $2" >>"$LANE_RESULTS/lane.txt"; }
-timing() { echo "ble-lane-time: $*" >>"$LANE_RESULTS/lane.txt"; }
+# Result lines, one per scenario, read by run-lane.sh and the lane's tests (BLEVirtualMachineTests;
+# the GPIO lane's agent checks, scripts/gpio-vm/agent-checks.sh, set LANE_NAME=gpio-lane).
+pass() { echo "${LANE_NAME:-ble-lane}: $1 ok${2:+ ($2)}" >>"$LANE_RESULTS/lane.txt"; }
+fail() { echo "${LANE_NAME:-ble-lane}: $1 FAIL: $2" >>"$LANE_RESULTS/lane.txt"; }
+timing() { echo "${LANE_NAME:-ble-lane}-time: $*" >>"$LANE_RESULTS/lane.txt"; }
 
 # run_logged NAME CMD...: runs CMD with stdout/stderr in RESULTS/NAME.out/.err; sets $out,
 # $err (their text) and $rc.

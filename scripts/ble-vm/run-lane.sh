@@ -3,8 +3,11 @@
 # read-only over 9p), loads the Bluetooth modules, starts btvirt with virtual LE controllers and
 # runs carkey-agent on one of them and `carkey phone --ble` on the others (scenarios.sh).
 #
-# Usage: scripts/ble-vm/run-lane.sh --bin DIR [--results DIR] [--timeout SECONDS] [--attempts N]
-#   --bin       folder holding carkey-agent and carkey (e.g. .build/debug)
+# Usage: scripts/ble-vm/run-lane.sh --bin DIR [--arch x86_64|arm64] [--results DIR] [--timeout SECONDS] [--attempts N]
+#   --bin       folder holding carkey-agent and carkey (e.g. .build/debug; build/aarch64 for arm64)
+#   --arch      the guest (scripts/arm64-vm/arch.sh): x86_64 (default) boots the host's kernel;
+#               arm64 boots Debian 12's arm64 kernel under qemu-system-aarch64 with an arm64
+#               root (bluez, btvirt, python3) and needs aarch64 binaries
 #   --results   where the guest writes lane.txt, the agent's log and every phone's output
 #   --timeout   bound on one VM run (default 600)
 #   --attempts  VM boots to try when the *set-up* fails (slow btvirt start, HCI reset timeout);
@@ -14,10 +17,11 @@
 # failed on every attempt.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-bin="" results="" timeout=600 attempts=3
+bin="" arch=x86_64 results="" timeout=600 attempts=3
 while [[ $# -gt 0 ]]; do
     case $1 in
         --bin) bin=$2; shift 2 ;;
+        --arch) arch=$2; shift 2 ;;
         --results) results=$2; shift 2 ;;
         --timeout) timeout=$2; shift 2 ;;
         --attempts) attempts=$2; shift 2 ;;
@@ -31,38 +35,41 @@ mkdir -p "$results"
 results=$(cd "$results" && pwd)
 
 vng=${OPENCARKEY_VNG:-/var/cache/opencarkey-vng/bin/vng}
-kernel=${OPENCARKEY_VM_KERNEL:-$(ls -1 /boot/vmlinuz-*-amd64 2>/dev/null | sort -V | tail -1)}
+source "$here/../arm64-vm/arch.sh"
 missing=()
 [[ $(id -u) -eq 0 ]] || missing+=("root (the guest needs it for the Bluetooth sockets)")
 [[ -x $vng ]] || missing+=("virtme-ng at $vng (make deps)")
-[[ -n $kernel && -r $kernel ]] || missing+=("a kernel image /boot/vmlinuz-*-amd64 (apt install linux-image-amd64)")
-command -v qemu-system-x86_64 >/dev/null || missing+=("qemu-system-x86_64 (apt install qemu-system-x86)")
-command -v btvirt >/dev/null || [[ -x /usr/bin/btvirt ]] || missing+=("btvirt (apt install bluez-test-tools)")
-command -v btmgmt >/dev/null || missing+=("btmgmt (apt install bluez)")
-[[ -x /bin/busybox || -x /usr/bin/busybox ]] || missing+=("busybox (apt install busybox-static)")
-for tool in carkey-agent carkey; do [[ -x $bin/$tool ]] || missing+=("$bin/$tool (build first)"); done
+vm_arch "$arch"
+in_root() { [[ -x $vm_root/usr/bin/$1 || -x $vm_root/usr/sbin/$1 || -x $vm_root/bin/$1 ]]; }
+in_root btvirt || missing+=("btvirt in $vm_root (apt install bluez-test-tools)")
+in_root btmgmt || missing+=("btmgmt in $vm_root (apt install bluez)")
+in_root busybox || missing+=("busybox in $vm_root (apt install busybox-static)")
+want=$([[ $arch == arm64 ]] && echo aarch64 || echo "$arch")
+for tool in carkey-agent carkey; do
+    if [[ ! -x $bin/$tool ]]; then missing+=("$bin/$tool (build first)")
+    elif [[ $(elf_arch "$bin/$tool") != "$want" ]]; then missing+=("$bin/$tool for $want (it is $(elf_arch "$bin/$tool"))"); fi
+done
 if [[ ${#missing[@]} -gt 0 ]]; then
     printf 'ble-lane: missing %s\n' "${missing[@]}"
     exit 2
 fi
-release=$(basename "$kernel"); release=${release#vmlinuz-}
-if [[ ! -d /lib/modules/$release ]]; then
-    echo "ble-lane: missing /lib/modules/$release for $kernel"; exit 2
+if [[ ! -d $vm_root/lib/modules/$release ]]; then
+    echo "ble-lane: missing $vm_root/lib/modules/$release for $kernel"; exit 2
 fi
+vm_share g_results rw "$results"
+vm_share g_bin ro "$bin"
+vm_share g_here ro "$here"
 
 export PATH="$(dirname "$vng"):$PATH"   # vng runs virtme-run from its venv
-kvm=(--disable-kvm)
-[[ ${OPENCARKEY_VM_KVM:-0} == 1 && -w /dev/kvm ]] && kvm=()
-
 started=$(date +%s.%N)
 status=3
 for attempt in $(seq 1 "$attempts"); do
     rm -f "$results/lane.txt" "$results/setup.txt"
     log=$results/vm-$attempt.log
     boot=$(date +%s.%N)
-    timeout --kill-after=10 "$timeout" "$vng" --run "$kernel" --force-9p "${kvm[@]}" \
-        --memory 1G --cpus 2 --rwdir="$results" --cwd / \
-        --exec "$here/in-vm.sh $results $bin $boot" >"$log" 2>&1 </dev/null
+    timeout --kill-after=10 "$timeout" "$vng" --run "$kernel" --force-9p "${vm_args[@]}" \
+        --memory 1G --cpus 2 \
+        --exec "$g_here/in-vm.sh $g_results $g_bin $boot" >"$log" 2>&1 </dev/null
     vm_status=$?
     if [[ -f $results/setup.txt ]] && grep -q '^setup ok' "$results/setup.txt"; then
         cat "$results/setup.txt" | sed 's/^/ble-lane-setup: /'

@@ -3,6 +3,7 @@
 # through configfs, then runs the test bundle's GPIOKernelTests against them and turns each test
 # case into a result line.
 # Usage: in-vm.sh RESULTS MODULE BUNDLE [CHROOT]
+#        in-vm.sh RESULTS MODULE --bin DIR   (carkey-agent and carkey from DIR: agent-checks.sh)
 #   writes RESULTS/setup.txt ("setup ok ..." or "setup failed: why"), RESULTS/xctest.log and
 #   RESULTS/lane.txt (`gpio-lane: NAME ok|FAIL ...`, `gpio-lane-end`)
 set -uo pipefail
@@ -24,6 +25,13 @@ done
 echo 1 >"$device/live" || setup_fail "gpio-sim device did not go live"
 echo "setup ok: $(cat "$device/dev_name"): $(cat "$device/bank0/chip_name") $(cat "$device/bank0/label"), $(cat "$device/bank1/chip_name") $(cat "$device/bank1/label")" >>"$results/setup.txt"
 
+if [[ $bundle == --bin ]]; then
+    bin=$chroot_dir started=$(date +%s.%N)
+    source "$(dirname "${BASH_SOURCE[0]}")/agent-checks.sh"
+    echo "gpio-lane-time: checks $(awk -v a="$(date +%s.%N)" -v b="$started" 'BEGIN { printf "%.1f", a - b }') s" >>"$results/lane.txt"
+    echo "gpio-lane-end" >>"$results/lane.txt"
+    exit 0
+fi
 run=("$bundle" DriversTests.GPIOKernelTests)
 if [[ -n $chroot_dir ]]; then
     # The bundle was built in the chroot against its libraries (libgpiod v2): run it there,
