@@ -21,7 +21,7 @@ source "$here/../aarch64/common.sh"
 [[ $(id -u) -eq 0 ]] || { echo "arm64-vm: setup needs root" >&2; exit 1; }
 VM=$CACHE/vm-arm64
 # Bump when the package list or the steps change: the stamp names it, so caches redo the step.
-ROOT_REVISION=2
+ROOT_REVISION=3
 stamp=vm-arm64-bookworm-r$ROOT_REVISION
 vhci_stamp=vm-arm64-hci_vhci-r$ROOT_REVISION
 if [[ -f $STAMPS/$stamp && -f $STAMPS/$vhci_stamp && -f $VM/release ]]; then exit 0; fi
@@ -61,10 +61,11 @@ rm -rf "${archives:?}"/*.deb "$archives/vm-arm64"
 merge_usr "$VM/root"
 [[ -f $VM/root/boot/vmlinuz-$abi && -d $VM/root/lib/modules/$abi ]] || fail "no kernel in $VM/root"
 depmod -b "$VM/root" "$abi" >>"$log" 2>&1 || fail "depmod for $abi"
-# What the maintainer scripts would have made and the lanes need: users for dbus-daemon,
+# What the maintainer scripts would have made and the lanes need: users for dbus-daemon, the
+# tty group (virtme-init mounts /dev/pts with gid=tty: without it no pty, no agent console),
 # /bin/sh, a machine id; the tmpfs mount points.
 printf 'root:x:0:0:root:/root:/bin/bash\nmessagebus:x:100:101::/nonexistent:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' >"$VM/root/etc/passwd"
-printf 'root:x:0:\nmessagebus:x:101:\nnogroup:x:65534:\n' >"$VM/root/etc/group"
+printf 'root:x:0:\ntty:x:5:\nmessagebus:x:101:\nnogroup:x:65534:\n' >"$VM/root/etc/group"
 [[ -e $VM/root/bin/sh ]] || ln -s dash "$VM/root/usr/bin/sh"
 [[ -e $VM/root/bin/sh ]] || ln -sf bash "$VM/root/usr/bin/sh"
 ln -sfn gawk "$VM/root/usr/bin/awk"   # update-alternatives' link
