@@ -61,6 +61,12 @@ test_packages=(
     # module from Debian's kernel source against the guest kernel's headers.
     linux-headers-amd64 # headers of the linux-image-amd64 kernel the lanes boot
     linux-source-6.1    # gpio-sim.c and irq_sim.c of the same kernel version
+    # The arm64 lanes (scripts/ble-vm and scripts/gpio-vm with --arch arm64): Debian 12's arm64
+    # kernel and guest root are downloaded and unpacked by scripts/arm64-vm/setup.sh (cached);
+    # gpio-sim and hci_vhci are cross-built for it from linux-source-6.1 with kbuild's host
+    # tools from linux-kbuild-6.1 (amd64, a dependency of linux-headers-amd64).
+    qemu-system-arm     # qemu-system-aarch64 (TCG) runs the arm64 kernel
+    gcc-aarch64-linux-gnu # the cross compiler for the arm64 modules (gcc-12, as the kernel was built)
 )
 packages=("${build_packages[@]}")
 [[ $profile == build ]] || packages+=("${test_packages[@]}")

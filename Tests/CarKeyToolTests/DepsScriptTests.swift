@@ -14,7 +14,7 @@ final class DepsScriptTests: XCTestCase {
 
     private static let testOnly = ["mosquitto", "ejabberd", "swtpm", "softhsm2", "linux-image-amd64", "qemu-system-x86",
                                    "linux-source-6.1", "linux-headers-amd64", "lintian", "debootstrap", "qemu-user-static",
-                                   "bluez-test-tools", "python3-venv"]
+                                   "bluez-test-tools", "python3-venv", "qemu-system-arm", "gcc-aarch64-linux-gnu"]
 
     func testTheBuildSetHasTheLibrariesAndNothingTheTestsAlonePull() throws {
         let build = try list(["--build"])
