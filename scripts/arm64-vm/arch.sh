@@ -5,7 +5,8 @@
 #           virtme-ng's choice) with a root of bookworm arm64 packages (scripts/arm64-vm/setup.sh,
 #           cached); host folders appear in the guest under /lane/NAME
 # vm_arch ARCH: sets kernel, release, vm_root (the guest's / on the host), vm_args (vng options)
-# and appends what is missing to the array missing (the caller's).
+# and appends what is missing to the array missing (the caller's; call it after the other
+# checks: arm64 runs the cached set-up, downloads when cold, only when nothing else is missing).
 vm_arch() {
     vm_arch_name=$1
     local qemu
@@ -24,7 +25,8 @@ vm_arch() {
             here_arch=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
             cache=${OPENCARKEY_AARCH64_CACHE:-/var/cache/opencarkey-aarch64}/vm-arm64
             vm_root=$cache/root
-            if [[ $(id -u) -eq 0 ]] && ! "$here_arch/setup.sh" >&2; then
+            # The downloads only when nothing else is missing (no lane would run).
+            if [[ $(id -u) -eq 0 && ${#missing[@]} -eq 0 ]] && ! "$here_arch/setup.sh" >&2; then
                 missing+=("the arm64 guest root and kernel (scripts/arm64-vm/setup.sh failed)")
             fi
             kernel=$vm_root/boot/vmlinuz-$(cat "$cache/release" 2>/dev/null)

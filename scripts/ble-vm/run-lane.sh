@@ -39,16 +39,16 @@ source "$here/../arm64-vm/arch.sh"
 missing=()
 [[ $(id -u) -eq 0 ]] || missing+=("root (the guest needs it for the Bluetooth sockets)")
 [[ -x $vng ]] || missing+=("virtme-ng at $vng (make deps)")
-vm_arch "$arch"
-in_root() { [[ -x $vm_root/usr/bin/$1 || -x $vm_root/usr/sbin/$1 || -x $vm_root/bin/$1 ]]; }
-in_root btvirt || missing+=("btvirt in $vm_root (apt install bluez-test-tools)")
-in_root btmgmt || missing+=("btmgmt in $vm_root (apt install bluez)")
-in_root busybox || missing+=("busybox in $vm_root (apt install busybox-static)")
 want=$([[ $arch == arm64 ]] && echo aarch64 || echo "$arch")
 for tool in carkey-agent carkey; do
     if [[ ! -x $bin/$tool ]]; then missing+=("$bin/$tool (build first)")
     elif [[ $(elf_arch "$bin/$tool") != "$want" ]]; then missing+=("$bin/$tool for $want (it is $(elf_arch "$bin/$tool"))"); fi
 done
+vm_arch "$arch"
+in_root() { [[ -x $vm_root/usr/bin/$1 || -x $vm_root/usr/sbin/$1 || -x $vm_root/bin/$1 ]]; }
+in_root btvirt || missing+=("btvirt in $vm_root (apt install bluez-test-tools)")
+in_root btmgmt || missing+=("btmgmt in $vm_root (apt install bluez)")
+in_root busybox || missing+=("busybox in $vm_root (apt install busybox-static)")
 if [[ ${#missing[@]} -gt 0 ]]; then
     printf 'ble-lane: missing %s\n' "${missing[@]}"
     exit 2

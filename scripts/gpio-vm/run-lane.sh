@@ -40,7 +40,6 @@ source "$here/../arm64-vm/arch.sh"
 missing=()
 [[ $(id -u) -eq 0 ]] || missing+=("root (the guest loads a module and writes configfs)")
 [[ -x $vng ]] || missing+=("virtme-ng at $vng (make deps)")
-vm_arch "$arch"
 if [[ -n $bin ]]; then
     want=$([[ $arch == arm64 ]] && echo aarch64 || echo "$arch")
     for tool in carkey-agent carkey; do
@@ -52,6 +51,7 @@ else
     [[ -n $bundle && -x $bundle ]] || missing+=("the test bundle ${bundle:-(--bundle)} (build first)")
 fi
 [[ -z $chroot_dir || -d $chroot_dir/usr ]] || missing+=("the chroot $chroot_dir")
+vm_arch "$arch"
 if [[ ${#missing[@]} -eq 0 ]]; then
     [[ -d $vm_root/lib/modules/$release ]] || missing+=("$vm_root/lib/modules/$release for $kernel")
 fi
