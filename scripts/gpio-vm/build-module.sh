@@ -32,10 +32,12 @@ if [[ -f $module ]]; then echo "$module"; exit 0; fi
 
 series=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$release")
 tarball=/usr/src/linux-source-$series.tar.xz
-if [[ ! -f $tarball || ( ! -d $headers && -z ${3:-} ) ]]; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        "linux-headers-$release" "linux-source-$series" >/dev/null \
-        || { echo "build-module: cannot install linux-headers-$release and linux-source-$series" >&2; exit 2; }
+wanted=()
+[[ -f $tarball ]] || wanted+=("linux-source-$series")
+[[ -d $headers || -n ${3:-} ]] || wanted+=("linux-headers-$release")   # a HEADERS folder is the caller's
+if [[ ${#wanted[@]} -gt 0 ]]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${wanted[@]}" >/dev/null \
+        || { echo "build-module: cannot install ${wanted[*]}" >&2; exit 2; }
 fi
 work=$(mktemp -d /tmp/gpio-sim-build.XXXXXX)
 trap 'rm -rf "$work"' EXIT
@@ -59,6 +61,8 @@ case $name in
     *) echo "build-module: MODULE must be gpio-sim or hci_vhci, not $name" >&2; exit 2 ;;
 esac
 [[ -d $headers ]] || { echo "build-module: no kernel headers at $headers" >&2; exit 2; }
+[[ -x $headers/scripts/basic/fixdep ]] \
+    || { echo "build-module: kbuild's host tools missing at $headers/scripts (apt install linux-kbuild-$series)" >&2; exit 2; }
 make -s -C "$headers" M="$work/module" "${cross[@]}" modules >"$work/make.log" 2>&1 \
     || { cat "$work/make.log" >&2; exit 1; }
 mkdir -p "$cache"
