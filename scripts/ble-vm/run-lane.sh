@@ -29,7 +29,8 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ -n $bin ]] || { echo "run-lane: --bin DIR is required" >&2; exit 2; }
-bin=$(cd "$bin" && pwd) || exit 2
+[[ -d $bin ]] || { echo "ble-lane: missing the folder $bin (build first)"; exit 2; }
+bin=$(cd "$bin" && pwd)
 results=${results:-$(mktemp -d /tmp/ble-lane.XXXXXX)}
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
