@@ -74,11 +74,16 @@ fi
 
 # edges: the door input pulled low (active low: open) and back are vehicle-state events.
 door_events() { carkey-agent events --state-dir "$STATE" 2>/dev/null | grep -c 'vehicle-state'; }
+# pull_door PULL ABOVE: sets the pull, then up to 20 s (a loaded host) for more than ABOVE events.
+pull_door() {
+    echo "$1" >"$lines/sim_gpio4/pull"
+    local deadline=$(( $(date +%s) + 20 )) count
+    while count=$(door_events); [[ $count -le $2 && $(date +%s) -le $deadline ]]; do sleep 0.5; done
+    echo "$count"
+}
 before=$(door_events)
-echo pull-down >"$lines/sim_gpio4/pull"; sleep 1.5
-opened=$(door_events)
-echo pull-up >"$lines/sim_gpio4/pull"; sleep 1.5
-closed=$(door_events)
+opened=$(pull_door pull-down "$before")
+closed=$(pull_door pull-up "$opened")
 if [[ $opened -gt $before && $closed -gt $opened ]]; then
     pass edges "door open and closed: $((closed - before)) vehicle-state events"
 else
