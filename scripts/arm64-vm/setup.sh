@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Cached set-up for the arm64 VM lanes (scripts/arm64-vm/run-lane.sh): Debian 12's arm64 kernel
+# Cached set-up for the arm64 VM lanes (scripts/ble-vm/run-lane.sh and scripts/gpio-vm/run-lane.sh
+# with --arch arm64, through scripts/arm64-vm/arch.sh): Debian 12's arm64 kernel
 # and a guest root of bookworm arm64 packages, downloaded by this machine's apt (an apt
 # configuration of its own: arm64 only, empty status, see host_apt in scripts/aarch64/common.sh)
 # and unpacked with dpkg-deb, never installed; nothing arm64 runs on the host.
