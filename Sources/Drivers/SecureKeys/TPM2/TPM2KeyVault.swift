@@ -10,6 +10,12 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
     // @unchecked Sendable: `identity` is guarded by `stateLock`; TPM access by the device's lock.
     public static let defaultTCTI = "device:/dev/tpmrm0"
 
+    /// Whether `tcti` names a transport this client speaks (device:PATH, swtpm:host=IP,port=P).
+    public static func isSupportedTCTI(_ tcti: String) -> Bool {
+        if case .success = TPM2TCTI.parse(tcti) { return true }
+        return false
+    }
+
     public let kind = "tpm2"
     public let tcti: String
     public let stateDirectory: String
