@@ -40,21 +40,28 @@ final class TPM2Device: @unchecked Sendable {
     var identity: TPM2LoadedObject?
     var identityFiles: TPM2BlobFiles?
 
-    init(tcti: String) throws(SecureKeyError) {
+    /// `opening`: how a connection is made (tests wrap the real one to corrupt bytes in flight);
+    /// by default the transport `tcti` names.
+    init(tcti: String, opening: TPM2Opener? = nil) throws(SecureKeyError) {
         self.tcti = tcti
         switch TPM2TCTI.parse(tcti) {
         case .success(let parsed): transport = parsed
         case .failure(let error): throw .deviceMissing(device: "TPM 2.0 at \(tcti)", fix: error.detail)
         }
+        self.opening = opening ?? { tcti in try tcti.open() }
         try connect()
     }
+
+    private let opening: TPM2Opener
 
     /// A new connection (the old one, if any, already closed).
     private func connect() throws(SecureKeyError) {
         do {
-            client = TPM2Client(transport: try transport.open())
-        } catch {
+            client = TPM2Client(transport: try opening(transport))
+        } catch let error as TPM2TransportError {
             throw unreachable(error.detail)
+        } catch {
+            throw unreachable("\(error)")
         }
     }
 

@@ -43,12 +43,13 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
         try self.init(tcti: tcti, stateDirectory: stateDirectory, pcrs: pcrs, makeDAProtected: false)
     }
 
-    init(tcti: String, stateDirectory: String, pcrs: [Int], makeDAProtected: Bool) throws(SecureKeyError) {
+    init(tcti: String, stateDirectory: String, pcrs: [Int], makeDAProtected: Bool,
+         opening: TPM2Opener? = nil) throws(SecureKeyError) {
         self.makeDAProtected = makeDAProtected
         self.tcti = tcti
         self.stateDirectory = stateDirectory
         binding = try TPM2PCRBinding(pcrs)
-        let device = try TPM2Device(tcti: tcti)
+        let device = try TPM2Device(tcti: tcti, opening: opening)
         self.device = device
         manufacturer = try device.withContext { client throws(SecureKeyError) in
             device.primary = try device.createPrimary(client)

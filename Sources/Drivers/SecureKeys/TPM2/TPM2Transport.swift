@@ -16,6 +16,9 @@ protocol TPM2Transport: AnyObject {
     func close()
 }
 
+/// Makes a connection for a parsed setting (tests wrap the real transport).
+typealias TPM2Opener = (TPM2TCTI) throws -> any TPM2Transport
+
 /// A parsed "tcti" setting.
 enum TPM2TCTI: Equatable, Sendable {
     /// A TPM character device: /dev/tpmrm0 (the kernel's resource manager) by default.
