@@ -11,23 +11,7 @@ import Protocol
 import TestHarness
 import XCTest
 
-final class TPM2BlobFilesTests: XCTestCase {
-    private var folders: [String] = []
-    private var tpm: TPM2SoftwareTPM?
-
-    override func setUp() { signal(SIGPIPE, SIG_IGN) }
-
-    override func tearDown() {
-        tpm?.kill()
-        folders.forEach(TestFolders.remove)
-    }
-
-    private func folder() -> String {
-        let made = TestFolders.make(prefix: "opencarkey-tpm2-blobs")
-        folders.append(made)
-        return made
-    }
-
+final class TPM2BlobFilesTests: TPM2SwtpmTestCase {
     /// Runs a tpm2-tools command against `tpm`, then flushes the transient objects it leaves
     /// (swtpm has three slots and no resource manager: the next tool reloads from its context
     /// file); fails the test with its stderr when it fails.
@@ -48,12 +32,9 @@ final class TPM2BlobFilesTests: XCTestCase {
     }
 
     private func startWithTools() throws -> TPM2SoftwareTPM {
-        let started = try requireDevice { () throws -> TPM2SoftwareTPM in
+        try startTPM {
             guard access("/usr/bin/tpm2_createprimary", X_OK) == 0 else { throw HarnessUnavailable("tpm2-tools not installed (apt install tpm2-tools)") }
-            return try TPM2SoftwareTPM(stateFolder: folder())
         }
-        tpm = started
-        return started
     }
 
     /// The vault's primary template in tpm2-tools' words.

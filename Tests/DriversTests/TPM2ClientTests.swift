@@ -33,29 +33,7 @@ final class TamperingTransport: TPM2Transport {
     func close() { inner.close() }
 }
 
-final class TPM2ClientTests: XCTestCase {
-    private var folders: [String] = []
-    private var tpm: TPM2SoftwareTPM?
-
-    override func setUp() { signal(SIGPIPE, SIG_IGN) }
-
-    override func tearDown() {
-        tpm?.kill()
-        folders.forEach(TestFolders.remove)
-    }
-
-    private func folder() -> String {
-        let made = TestFolders.make(prefix: "opencarkey-tpm2-client")
-        folders.append(made)
-        return made
-    }
-
-    private func start() throws -> TPM2SoftwareTPM {
-        let started = try requireDevice { try TPM2SoftwareTPM(stateFolder: folder()) }
-        tpm = started
-        return started
-    }
-
+final class TPM2ClientTests: TPM2SwtpmTestCase {
     /// A vault whose connection goes through a TamperingTransport (returned for the test to arm).
     private func open(_ tpm: TPM2SoftwareTPM, _ state: String) throws -> (TPM2KeyVault, () -> TamperingTransport?) {
         final class Holder { var transport: TamperingTransport? }
@@ -69,7 +47,7 @@ final class TPM2ClientTests: XCTestCase {
     }
 
     func testACommandWithAFlippedHMACBitIsRefusedByTheTPMAndNothingIsWritten() throws {
-        let tpm = try start()
+        let tpm = try startTPM()
         let state = folder()
         let (vault, transport) = try open(tpm, state)
         defer { vault.close() }
@@ -97,7 +75,7 @@ final class TPM2ClientTests: XCTestCase {
     }
 
     func testAResponseWithAFlippedHMACBitIsRefusedAndItsContentUnused() throws {
-        let tpm = try start()
+        let tpm = try startTPM()
         let state = folder()
         var (vault, transport) = try open(tpm, state)
         let key = try vault.storageKey()
@@ -119,5 +97,30 @@ final class TPM2ClientTests: XCTestCase {
         XCTAssertEqual(try Files.read(state + "/tpm2-storage.priv"), blobs, "the sealed key is left as it was")
         wire.commandCode = nil
         XCTAssertEqual(try vault.storageKey(), key)
+    }
+
+    /// Figures, not a bound: sign (ECDSA-SHA256, password auth) and storage-key unseal (blob
+    /// files read, TPM2_Load, salted AES-CFB session, TPM2_Unseal, two flushes) on swtpm.
+    func testSignAndUnsealTimesArePrinted() throws {
+        let tpm = try startTPM()
+        let vault = try TPM2KeyVault(tcti: tpm.tcti, stateDirectory: folder())
+        defer { vault.close() }
+        let identity = try XCTUnwrap(try vault.deviceIdentity(create: true))
+        _ = try vault.storageKey()
+        func time(_ runs: Int, _ body: () throws -> Void) rethrows -> String {
+            var millis: [Double] = []
+            for _ in 0..<runs {
+                let start = Monotonic.seconds()
+                try body()
+                millis.append((Monotonic.seconds() - start) * 1000)
+            }
+            millis.sort()
+            let fmt = { (value: Double) in String(Int((value * 1000).rounded())) + " us" }
+            return "min \(fmt(millis[0])), median \(fmt(millis[runs / 2])) (\(runs) runs)"
+        }
+        let message = Bytes(repeating: 0xA5, count: 208)
+        let sign = try time(200) { _ = try identity.signature(for: message) }
+        let unseal = try time(50) { _ = try vault.storageKey() }
+        print("tpm2: native client on swtpm: sign \(sign); unseal \(unseal)")
     }
 }

@@ -3,6 +3,9 @@
 // Send and receive are bounded by socket timeouts.
 #if canImport(Glibc)
 import Glibc
+// The socket constants may be owned by CBluetooth's module in a whole-module build (see
+// UnixSocket.swift): imported so they stay visible.
+import CBluetooth
 #endif
 import Protocol
 
