@@ -21,9 +21,9 @@ enum TPM2CFB {
         }
         guard final == 1 else { return nil }
         total += Int(length)
-        guard total == data.count else { return nil }
-        let result = Bytes(output.prefix(total))
-        ConstantTime.wipe(&output)
-        return result
+        guard total == data.count else { ConstantTime.wipe(&output); return nil }
+        // Cut in place: no second copy of the plaintext is left unwiped.
+        output.removeLast(output.count - total)
+        return output
     }
 }

@@ -54,7 +54,6 @@ extension TPM2Device {
     func create(_ client: TPM2Client, parent: TPM2LoadedObject, auth: TPM2Authorizer, template: TPM2PublicArea,
                 data: Bytes, what: String) throws(SecureKeyError) -> TPM2Blobs {
         var parameters = TPM2Writer()
-        defer { parameters.wipe() }
         parameters.sized { sensitive in
             sensitive.sized([]) // userAuth: empty
             sensitive.sized(data)
@@ -62,8 +61,10 @@ extension TPM2Device {
         parameters.raw(template.sizedBytes)
         parameters.sized([]) // outsideInfo
         parameters.u32(0) // creationPCR
-        let call = TPM2Call(code: TPM2CommandCode.create, handles: [parent.handle], names: [parent.name], auths: [auth],
+        var call = TPM2Call(code: TPM2CommandCode.create, handles: [parent.handle], names: [parent.name], auths: [auth],
                             parameters: parameters.bytes)
+        // The call's copy shares the writer's buffer: dropped first, so the wipe is in place.
+        defer { call.parameters = []; parameters.wipe() }
         let result = try run(client, call, "Create (\(what))")
         return try parse("Create (\(what))", result.parameters) { reader throws(TPM2WireError) in
             let privateSize = Int(try reader.u16())

@@ -60,8 +60,17 @@ enum TPM2SessionCrypto {
         let size = Int(parameters[0]) << 8 | Int(parameters[1])
         guard 2 + size <= parameters.count else { return nil }
         guard size > 0 else { return parameters }
-        guard let crypted = TPM2CFB.apply(Bytes(parameters[2..<(2 + size)]), key: key, iv: iv, encrypt: encrypt) else { return nil }
-        return Bytes(parameters[0..<2]) + crypted + Bytes(parameters[(2 + size)...])
+        var buffer = Bytes(parameters[2..<(2 + size)])
+        defer { ConstantTime.wipe(&buffer) }
+        guard var crypted = TPM2CFB.apply(buffer, key: key, iv: iv, encrypt: encrypt) else { return nil }
+        defer { ConstantTime.wipe(&crypted) }
+        // One result buffer, filled in place; the temporaries holding either side are wiped.
+        var result = Bytes()
+        result.reserveCapacity(parameters.count)
+        result += parameters[0..<2]
+        result += crypted
+        result += parameters[(2 + size)...]
+        return result
     }
 
     /// The salt for a session whose tpmKey is an ECC P-256 key with public point (x, y): an
