@@ -101,6 +101,8 @@ final class TPM2Client {
         return result
     }
 
+    /// TPM_RC_YIELDED (WARN + 0x008), TPM_RC_TESTING (WARN + 0x00A), TPM_RC_RETRY (WARN +
+    /// 0x022), Part 2 §6.6.3; tpm2-tss's ESYS resubmits on the same three.
     static let retryCodes: Set<UInt32> = [0x908, 0x90A, 0x922]
     static let maxTries = 16
 

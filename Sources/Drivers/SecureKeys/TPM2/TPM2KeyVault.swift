@@ -1,4 +1,4 @@
-// The TPM 2.0 key vault (issue 18): the storage key sealed by the TPM, the identity key
+// The TPM 2.0 key vault: the storage key sealed by the TPM, the identity key
 // generated in it. The state directory keeps only TPM blobs (tpm2-identity.*, tpm2-storage.*),
 // which load on this board's TPM and nowhere else: an imaged SD card yields neither key.
 #if canImport(Glibc)

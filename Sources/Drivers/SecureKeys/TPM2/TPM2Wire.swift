@@ -24,8 +24,9 @@ enum TPM2WireError: Error, Equatable, Sendable, CustomStringConvertible {
     }
 }
 
-/// The TPM's largest command or response (MAX_COMMAND_SIZE / MAX_RESPONSE_SIZE, Part 2 §4.x
-/// and the TPM profile's 4096 bytes): nothing larger is sent or accepted.
+/// The TPM's largest command or response: MAX_COMMAND_SIZE and MAX_RESPONSE_SIZE are
+/// implementation values (Part 2, "Implementation Parameters"), 4096 in the TCG PC Client
+/// Platform TPM Profile and in swtpm/libtpms; nothing larger is sent or accepted.
 enum TPM2Limits {
     static let maxMessage = 4096
 }
