@@ -21,8 +21,8 @@
 #   make soak-long  the long-run test for an hour (SOAK_LONG_SECONDS): a line a minute, summary;
 #                 SOAK_LONG_BUILD=release drives the release carkey-agent instead of the debug one
 #   make static   statically linked release carkey-agent (builds a static libmosquitto)
-#   make glibc    the same release objects linked against glibc, for boards with a TPM 2.0 or
-#                 PKCS#11 key vault (the static binary cannot load tss2 or a module), in build/glibc
+#   make glibc    the same release objects linked against glibc, for boards with a PKCS#11 key
+#                 vault (the static binary cannot load a module; tpm2 works in every build), in build/glibc
 #   make static-aarch64  fully static, stripped carkey-agent and carkey for aarch64 in build/aarch64
 #                 (cross-built with Swift 6.0 from a trixie chroot and unpacked arm64 packages
 #                 cached in /var/cache; scripts/aarch64)
@@ -73,6 +73,9 @@ ATTACK_SCALE ?= 10
 # When build/glibc holds the vault boards' binaries (make glibc; CI builds them), the vault
 # tests run a second time against them (CARKEY_TEST_BINARIES: Tests/Harness/AgentProcess.swift).
 GLIBC_BINARIES := $(abspath build/glibc)
+# The static build speaks TPM 2.0 itself: the tpm2 vault tests run against build/static too
+# (its pkcs11 tests need the glibc build, which loads the module).
+STATIC_BINARIES := $(abspath build/static)
 test: deps build
 	rm -f $(ATTACK_REPORT)
 	CARKEY_ATTACK_REPORT=$(ATTACK_REPORT) $(SWIFT) test $(SWIFTPM); status=$$?; \
@@ -86,6 +89,17 @@ test: deps build
 	        CARKEY_TEST_BINARIES=$(GLIBC_BINARIES) $(SWIFT) test $(SWIFTPM) --skip-build --filter 'VaultAgentTests' || status=1; \
 	    elif [[ $${CARKEY_REQUIRE_ARTIFACTS:-} == 1 ]]; then \
 	        echo "make test: no glibc build in $(GLIBC_BINARIES) (make glibc)" >&2; status=1; \
+	    fi; \
+	    stale=$$(find Sources Package.swift -newer $(STATIC_BINARIES)/carkey-agent -print -quit 2>/dev/null); \
+	    if [[ -x $(STATIC_BINARIES)/carkey-agent && -n $$stale ]]; then \
+	        echo "make test: $(STATIC_BINARIES) is older than $$stale: its tpm2 vault pass skipped (make static)" >&2; \
+	        [[ $${CARKEY_REQUIRE_ARTIFACTS:-} != 1 ]] || status=1; \
+	    elif [[ -x $(STATIC_BINARIES)/carkey-agent && -x $(STATIC_BINARIES)/carkey ]]; then \
+	        echo "make test: the tpm2 vault tests again, against $(STATIC_BINARIES)"; \
+	        CARKEY_TEST_BINARIES=$(STATIC_BINARIES) $(SWIFT) test $(SWIFTPM) --skip-build --filter 'VaultAgentTests' \
+	            --skip 'VaultAgentTests.test(PKCS11|WrongPINFile)' || status=1; \
+	    elif [[ $${CARKEY_REQUIRE_ARTIFACTS:-} == 1 ]]; then \
+	        echo "make test: no static build in $(STATIC_BINARIES) (make static)" >&2; status=1; \
 	    fi; exit $$status
 
 # The suite under AddressSanitizer / ThreadSanitizer, in their own scratch paths; the agent

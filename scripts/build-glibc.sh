@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# `make glibc`: the release carkey-agent and carkey for boards with a key vault (TPM 2.0 or a
-# PKCS#11 token), in build/glibc: the objects `make static` compiled, linked again against the
+# `make glibc`: the release carkey-agent and carkey for boards with a PKCS#11 key vault (a
+# TPM 2.0 vault works in every build), in build/glibc: the objects `make static` compiled, linked again against the
 # system's glibc and C libraries (libssl, SQLite, libmosquitto, libgpiod, libbluetooth) with
 # the Swift runtime linked in.
 #
-# Why a second link: the vaults load tpm2-tss and the token's PKCS#11 module with dlopen, and a
-# fully static glibc executable cannot load shared libraries safely (the library brings a
-# second libc: the static agent crashed in every vault path). The static binary refuses vaults
+# Why a second link: the pkcs11 vault loads the token's PKCS#11 module with dlopen, and a fully
+# static glibc executable cannot load shared libraries safely (the library brings a second
+# libc: the static agent crashed in every such path). The static binary refuses that vault
 # with a message naming this build (Sources/Drivers/System/SharedLibrary.swift).
 #
 # Why relink instead of a second `swift build`: the static and glibc builds then run the same

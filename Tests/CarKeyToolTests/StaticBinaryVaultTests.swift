@@ -1,9 +1,11 @@
 // The fully static carkey-agent (`make static`, build/static) and the key vaults. A static glibc
-// executable that dlopens tss2 or a PKCS#11 module runs two libcs in one process and crashed in
-// every vault path (segmentation faults, "double free" on SIGTERM). The static binary therefore
-// never loads them: every command that opens a vault stops with one line naming the glibc build,
-// without a signal and without writing anything. The glibc build (`make glibc`, build/glibc)
-// passes the same vault tests as the debug build (make test runs VaultAgentTests against it).
+// executable that dlopens a PKCS#11 module runs two libcs in one process and crashed in every
+// vault path (segmentation faults, "double free" on SIGTERM), so for pkcs11 the static binary
+// never loads one: every command that opens that vault stops with one line naming the glibc
+// build, without a signal and without writing anything. The tpm2 vault loads nothing (the agent
+// speaks TPM 2.0 itself), so the static agent runs every tpm2 path. The glibc build (`make
+// glibc`, build/glibc) passes the same vault tests as the debug build (make test runs
+// VaultAgentTests against it, and the tpm2 ones against build/static).
 //
 // Needs build/static (OPENCARKEY_STATIC_BINARIES names another folder), build/glibc
 // (OPENCARKEY_GLIBC_BINARIES), swtpm and SoftHSM2; skipped without them unless
@@ -22,6 +24,7 @@ final class StaticBinaryVaultTests: XCTestCase {
         cleanups.reversed().forEach { $0() }
         cleanups = []
         unsetenv("SOFTHSM2_CONF")
+        unsetenv("CARKEY_TEST_BINARIES")
         super.tearDown()
     }
 
@@ -84,14 +87,6 @@ final class StaticBinaryVaultTests: XCTestCase {
         let description = try Subprocess.run("/usr/bin/file", ["-b", staticAgent]).stdout
         XCTAssertTrue(description.contains("statically linked"), "build/static holds the static binary: \(description)")
 
-        // A TPM 2.0 car, made and enrolled by the debug build.
-        let tpmCar = AgentHarness()
-        let tpmConfig = try self.tpmCar(tpmCar).config
-        try tpmCar.start(clockSync: "no", ["--config", tpmConfig])
-        _ = try tpmCar.enrollOwner()
-        XCTAssertEqual(tpmCar.stop(), 0)
-        try checkEveryVaultPathRefuses(staticAgent, tpmCar, config: tpmConfig, kind: "tpm2")
-
         // A PKCS#11 car (SoftHSM2).
         let token = try requireDevice { try SoftHSMToken(label: "carkey-agent") }
         cleanups.append { token.remove() }
@@ -123,5 +118,60 @@ final class StaticBinaryVaultTests: XCTestCase {
         XCTAssertTrue(up && agent.isRunning, agent.stderr)
         XCTAssertTrue(agent.stderr.contains("carkey-agent: key vault: tpm2: TPM 2.0 at \(tpm.tcti)"), agent.stderr)
         XCTAssertEqual(agent.stop(), 0, "a clean stop, no crash on exit: \(agent.stderrTail)")
+    }
+
+    /// The static agent and a TPM 2.0: a file-vault car made by the debug build is migrated,
+    /// runs (the owner unlocks), and every store tool opens it; a start against a dead TPM or
+    /// another board's TPM is the documented one-line refusal, with nothing written.
+    func testTheStaticAgentRunsEveryTPM2VaultPath() throws {
+        let binaries = try artifact("OPENCARKEY_STATIC_BINARIES", "build/static", make: "make static")
+        let car = AgentHarness()
+        try car.start(clockSync: "no")
+        let owner = try car.enrollOwner()
+        XCTAssertEqual(car.stop(), 0)
+        let (tpm, config) = try tpmCar(car)
+        // From here on the harness runs build/static's carkey-agent and carkey.
+        setenv("CARKEY_TEST_BINARIES", binaries, 1)
+        let dir = ["--state-dir", car.stateDir, "--config", config]
+        let migrated = try car.agentTool(["vault", "migrate", "--to", "tpm2"] + dir + ["--backup", car.folder + "/before-vault.db"])
+        XCTAssertEqual(migrated.status, 0, migrated.stdout + migrated.stderr)
+        XCTAssertEqual(access(car.stateDir + "/tpm2-storage.priv", F_OK), 0, "the storage key is sealed by the TPM")
+
+        let running = try car.start(clockSync: "no", ["--config", config])
+        XCTAssertTrue(running.stderr.contains("carkey-agent: key vault: tpm2: TPM 2.0 at \(tpm.tcti)"), running.stderr)
+        XCTAssertEqual(try car.phone("unlock", key: owner.path).firstLine, "ok", "the static agent signs with the TPM identity")
+        XCTAssertEqual(car.stop(), 0, "a clean stop, no crash on exit")
+
+        let ownerID = try car.keyIDHex(owner.publicHex)
+        let keys = try car.agentTool(["keys"] + dir)
+        XCTAssertEqual(keys.status, 0, keys.stderr)
+        XCTAssertTrue(keys.stdout.contains(ownerID), keys.stdout)
+        for tool in [["events"], ["outbox"], ["backup", "--out", car.folder + "/static.backup.db"]] {
+            let result = try car.agentTool(tool + dir)
+            XCTAssertEqual(result.status, 0, "\(tool[0]): \(result.stderr)")
+        }
+        let restored = try car.agentTool(["restore"] + dir + ["--from", car.folder + "/static.backup.db"])
+        XCTAssertEqual(restored.status, 0, restored.stdout + restored.stderr)
+        try car.start(clockSync: "no", ["--config", config])
+        XCTAssertEqual(try car.phone("unlock", key: owner.path).firstLine, "ok", "after the restore")
+        XCTAssertEqual(car.stop(), 0)
+
+        // Another board's TPM, then no TPM: one line each, nothing written.
+        let otherState = TestFolders.make(prefix: "opencarkey-swtpm")
+        let other = try requireDevice { try TPM2SoftwareTPM(stateFolder: otherState) }
+        cleanups.append { other.kill(); TestFolders.remove(otherState) }
+        let otherConfig = car.folder + "/other.json"
+        try Subprocess.write(#"{"vault": {"provider": "tpm2", "tcti": ""# + other.tcti + #""}}"#, to: otherConfig)
+        tpm.kill()
+        for (what, configPath, expected) in [("another TPM", otherConfig, "does not belong to this device"), ("a dead TPM", config, "not available")] {
+            let before = try DirectorySnapshot.take(car.stateDir)
+            let result = try Subprocess.run(binaries + "/carkey-agent",
+                                            ["run", "--simulate", "--clock-sync", "no", "--state-dir", car.stateDir, "--config", configPath])
+            XCTAssertEqual(result.status, 1, "\(what): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains("key vault: tpm2") || result.stderr.contains("tpm2-"), "\(what): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(expected), "\(what): \(result.stderr)")
+            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(result.stderr)")
+            XCTAssertEqual(try DirectorySnapshot.take(car.stateDir), before, "nothing written: \(what)")
+        }
     }
 }

@@ -33,6 +33,22 @@ final class VaultSettingsTests: XCTestCase {
                        .pkcs11(module: "/usr/lib/p11.so", token: "car", pinFile: "/etc/opencarkey/pin"), "relative to the config file")
     }
 
+    /// tabrmd and mssim need what carkey-agent does not have (D-Bus and tpm2-tss, the Microsoft
+    /// simulator's framing): refused when the config is read, naming what works instead.
+    func testTransportsWithoutANativeClientAreRefusedNamingTheKernelResourceManager() {
+        for tcti in ["tabrmd", "tabrmd:bus_type=system", "mssim:host=127.0.0.1,port=2321"] {
+            do {
+                _ = try parse(#"{"vault":{"provider":"tpm2","tcti":""# + tcti + #""}}"#)
+                XCTFail("\(tcti) accepted")
+            } catch {
+                XCTAssertEqual(error.key, "vault.tcti")
+                XCTAssertTrue(error.description.contains("device:/dev/tpmrm0"), error.description)
+            }
+        }
+        XCTAssertEqual(try parse(#"{"vault":{"provider":"tpm2","tcti":"device:/dev/tpm0"}}"#).vault, .tpm2(tcti: "device:/dev/tpm0", pcrs: []))
+        XCTAssertEqual(try parse(#"{"vault":{"provider":"tpm2","tcti":"swtpm:port=2321"}}"#).vault, .tpm2(tcti: "swtpm:port=2321", pcrs: []))
+    }
+
     func testErrorsNameTheKeyAndNeverTheValue() {
         func error(_ json: String) -> ConfigError? {
             do { _ = try parse(json); return nil } catch { return error }
@@ -50,6 +66,8 @@ final class VaultSettingsTests: XCTestCase {
             (#"{"vault":{"provider":"pkcs11","module":"/x.so","token":"car","pinFile":"/p","pin":"123456"}}"#, "vault.pin"),
             (#"{"vault":{"tcti":"device:/dev/tpmrm0"}}"#, "vault.tcti"),
             (#"{"vault":"tpm2"}"#, "vault"),
+            (#"{"vault":{"provider":"tpm2","tcti":"swtpm:host=tpm.example,port=2321"}}"#, "vault.tcti"),
+            (#"{"vault":{"provider":"tpm2","tcti":"device:tpmrm0"}}"#, "vault.tcti"),
         ]
         for (json, key) in cases {
             let found = error(json)

@@ -26,10 +26,6 @@ enum AgentVault {
         case .file:
             return nil
         case .tpm2(let tcti, let pcrs):
-            // tss2 logs its own WARNING/ERROR lines on stderr for every refused command; the
-            // vault's typed error already says what failed and how to fix it, in one line. An
-            // operator who sets TSS2_LOG keeps it.
-            setenv("TSS2_LOG", "all+NONE", 0)
             do {
                 return try TPM2KeyVault(tcti: tcti, stateDirectory: stateDirectory, pcrs: pcrs)
             } catch {

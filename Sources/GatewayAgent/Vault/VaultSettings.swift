@@ -52,6 +52,19 @@ enum VaultSettings: Equatable {
             let tcti = try vault.string("tcti", expected: "a TCTI string such as device:/dev/tpmrm0 or swtpm:host=127.0.0.1,port=2321") {
                 Self.isTCTI($0) ? $0 : nil
             } ?? TPM2KeyVault.defaultTCTI
+            // carkey-agent speaks to the TPM itself (no tpm2-tss): only the transports it
+            // implements are accepted, and the two it cannot offer say what to use instead.
+            if tcti.hasPrefix("tabrmd") {
+                throw .invalidValue(key: vault.key("tcti"), expected: "device:PATH or swtpm:host=H,port=P; tabrmd (tpm2-abrmd) needs D-Bus and "
+                                    + "tpm2-tss, which carkey-agent does not use: \"device:/dev/tpmrm0\" is the kernel's resource manager")
+            }
+            if tcti.hasPrefix("mssim") {
+                throw .invalidValue(key: vault.key("tcti"), expected: "device:PATH or swtpm:host=H,port=P; mssim (the Microsoft simulator's "
+                                    + "framing) is not supported: run swtpm, or use \"device:/dev/tpmrm0\"")
+            }
+            guard TPM2KeyVault.isSupportedTCTI(tcti) else {
+                throw .invalidValue(key: vault.key("tcti"), expected: "device:PATH (an absolute path) or swtpm:host=IP,port=P")
+            }
             return .tpm2(tcti: tcti, pcrs: try pcrs(vault))
         case "pkcs11":
             let path = "an absolute path, or one relative to the config file"
@@ -70,7 +83,8 @@ enum VaultSettings: Equatable {
         }
     }
 
-    /// "device:PATH", "swtpm:…", "mssim:…", "tabrmd:…" (what tss2-tctildr loads), printable, short.
+    /// "device:PATH", "swtpm:…", "mssim:…", "tabrmd:…" (tpm2-tss's TCTI names), printable, short;
+    /// which of them work is the vault's to say (TPM2KeyVault.isSupportedTCTI).
     private static func isTCTI(_ text: String) -> Bool {
         guard (1...256).contains(text.utf8.count), text.utf8.allSatisfy({ (0x21...0x7e).contains($0) }) else { return false }
         return ["device", "swtpm", "mssim", "tabrmd"].contains { text == $0 || text.hasPrefix($0 + ":") }
