@@ -54,8 +54,19 @@ export OPENCARKEY_SHARED
 deps:
 	@scripts/deps.sh
 
+# The PKCS#11 bridge (tools/pkcs11-bridge, docs/pkcs11-bridge.md): a small dynamically linked C
+# program the agent starts to load a token's module, built with the host cc beside each agent
+# that needs it (the debug build's for the tests, build/static, build/glibc).
+PKCS11_BRIDGE_SOURCES := $(wildcard tools/pkcs11-bridge/*.c tools/pkcs11-bridge/*.h)
+PKCS11_BRIDGE_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
+    $(shell pkg-config --cflags p11-kit-1 2>/dev/null)
+%/carkey-pkcs11-bridge: $(PKCS11_BRIDGE_SOURCES)
+	@mkdir -p $(@D)
+	$(CC) $(PKCS11_BRIDGE_CFLAGS) -o $@ $(filter %.c,$^)
+
 build: deps
 	$(SWIFT) build $(SWIFTPM)
+	@$(MAKE) --no-print-directory $(SCRATCH)/debug/carkey-pkcs11-bridge
 
 run: build
 	@scripts/demo.sh $(SCRATCH)/debug
@@ -150,9 +161,11 @@ soak-long: deps
 
 static: deps
 	@SCRATCH=$(SCRATCH) scripts/build-static.sh
+	@$(MAKE) --no-print-directory build/static/carkey-pkcs11-bridge
 
 glibc: static
 	@SCRATCH=$(SCRATCH) scripts/build-glibc.sh
+	@$(MAKE) --no-print-directory build/glibc/carkey-pkcs11-bridge
 
 static-aarch64: deps
 	@scripts/aarch64/build.sh

@@ -1,4 +1,5 @@
-// Loading a shared library at run time (the tss2 libraries, a PKCS#11 module), and refusing to
+// Loading a shared library at run time (the tss2 libraries; a PKCS#11 module is loaded by the
+// carkey-pkcs11-bridge process instead, docs/pkcs11-bridge.md), and refusing to
 // in a fully static executable.
 //
 // A fully static glibc executable can call dlopen, but the library it loads brings its own
@@ -41,7 +42,7 @@ public enum SharedLibrary {
 
     /// The fix to print when `.staticExecutable` stops a vault from opening.
     public static let staticExecutableFix =
-        "this carkey-agent is fully static and cannot load shared libraries; the tpm2 and pkcs11 key vaults "
-        + "need the glibc build of carkey-agent (`make glibc`, build/glibc/carkey-agent; docs/operations.md, "
+        "this carkey-agent is fully static and cannot load shared libraries; the tpm2 key vault "
+        + "needs the glibc build of carkey-agent (`make glibc`, build/glibc/carkey-agent; docs/operations.md, "
         + "\"Which binary for which vault\"), or set the key vault to \"file\""
 }

@@ -1,0 +1,102 @@
+/* carkey-pkcs11-bridge MODULE: loads one PKCS#11 module in its own dynamically linked process
+ * and answers the agent's requests over stdin/stdout (docs/pkcs11-bridge.md). The agent is a
+ * fully static executable, which cannot dlopen a module safely (two libcs in one process).
+ *
+ * It serves only its parent: stdin and stdout must be pipes, every other descriptor is closed,
+ * it exits when stdin closes and is killed when its parent dies (PR_SET_PDEATHSIG). The PIN
+ * arrives in a request frame, never argv or the environment, and every frame is wiped once
+ * handled. Exit status: 0 stdin closed, 2 usage, 3 a malformed frame header or I/O error. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "calls.h"
+
+/* Reads exactly n bytes; 0 on end of file or error. */
+static int read_all(uint8_t *buffer, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t got = read(STDIN_FILENO, buffer + done, n - done);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) return 0;
+        done += (size_t)got;
+    }
+    return 1;
+}
+
+static int write_all(const uint8_t *buffer, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+        ssize_t put = write(STDOUT_FILENO, buffer + done, n - done);
+        if (put < 0 && errno == EINTR) continue;
+        if (put <= 0) return 0;
+        done += (size_t)put;
+    }
+    return 1;
+}
+
+static int is_pipe(int fd) {
+    struct stat info;
+    return fstat(fd, &info) == 0 && S_ISFIFO(info.st_mode);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2 || argv[1][0] != '/') {
+        fprintf(stderr, "usage: carkey-pkcs11-bridge /absolute/path/to/module.so (started by carkey-agent)\n");
+        return 2;
+    }
+    /* Never outlive the agent: killed when the parent thread exits. If the parent is already
+     * gone (reparented to init), stop now. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) return 0;
+    /* The agent's pipes only: a terminal or a socket is someone else. */
+    if (!is_pipe(STDIN_FILENO) || !is_pipe(STDOUT_FILENO)) {
+        fprintf(stderr, "carkey-pkcs11-bridge: stdin and stdout must be the agent's pipes\n");
+        return 2;
+    }
+    /* Nothing inherited beyond stdio reaches the module. */
+    for (int fd = 3; fd < 1024; fd++) close(fd);
+    signal(SIGPIPE, SIG_IGN);
+    prctl(PR_SET_DUMPABLE, 0);
+
+    static uint8_t request[BRIDGE_MAX_BODY];
+    static uint8_t answer[4 + BRIDGE_MAX_BODY];
+    int status = 0;
+    for (;;) {
+        uint8_t header[4];
+        if (!read_all(header, 4)) break;
+        uint32_t length = ((uint32_t)header[0] << 24) | ((uint32_t)header[1] << 16) | ((uint32_t)header[2] << 8) | header[3];
+        /* A length out of bounds means the stream cannot be trusted any further. */
+        if (length == 0 || length > BRIDGE_MAX_BODY || !read_all(request, length)) {
+            status = 3;
+            break;
+        }
+        reader_t in = {request + 1, length - 1, 0};
+        writer_t out = {answer + 4, 0, BRIDGE_MAX_BODY, 0};
+        if (request[0] == OP_OPEN) {
+            bridge_open(argv[1], &in, &out);
+        } else {
+            bridge_call(request[0], &in, &out);
+        }
+        explicit_bzero(request, length);
+        int written = 0;
+        if (!out.bad) {
+            answer[0] = (uint8_t)(out.used >> 24);
+            answer[1] = (uint8_t)(out.used >> 16);
+            answer[2] = (uint8_t)(out.used >> 8);
+            answer[3] = (uint8_t)out.used;
+            written = write_all(answer, 4 + out.used);
+        }
+        explicit_bzero(answer, sizeof answer);
+        if (!written) {
+            status = 3;
+            break;
+        }
+    }
+    bridge_close();
+    return status;
+}
