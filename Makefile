@@ -57,12 +57,9 @@ deps:
 # The PKCS#11 bridge (tools/pkcs11-bridge, docs/pkcs11-bridge.md): a small dynamically linked C
 # program the agent starts to load a token's module, built with the host cc beside each agent
 # that needs it (the debug build's for the tests, build/static, build/glibc).
-PKCS11_BRIDGE_SOURCES := $(wildcard tools/pkcs11-bridge/*.c tools/pkcs11-bridge/*.h)
-PKCS11_BRIDGE_CFLAGS := -std=gnu11 -O2 -Wall -Wextra -Werror -fstack-protector-strong -D_FORTIFY_SOURCE=2 \
-    $(shell pkg-config --cflags p11-kit-1 2>/dev/null)
+PKCS11_BRIDGE_SOURCES := $(wildcard tools/pkcs11-bridge/*)
 %/carkey-pkcs11-bridge: $(PKCS11_BRIDGE_SOURCES)
-	@mkdir -p $(@D)
-	$(CC) $(PKCS11_BRIDGE_CFLAGS) -o $@ $(filter %.c,$^)
+	tools/pkcs11-bridge/build.sh $@ $(CC) $(shell pkg-config --cflags p11-kit-1 2>/dev/null)
 
 build: deps
 	$(SWIFT) build $(SWIFTPM)
@@ -76,10 +73,15 @@ ATTACK_REPORT := $(abspath $(SCRATCH))/attack-report.jsonl
 ATTACK_SCALE ?= 10
 
 # When build/glibc holds the vault boards' binaries (make glibc; CI builds them), the vault
-# tests run a second time against them (CARKEY_TEST_BINARIES: Tests/Harness/AgentProcess.swift).
+# tests run a second time against them (CARKEY_TEST_BINARIES: Tests/Harness/AgentProcess.swift),
+# and the pkcs11 ones a third time against build/static.
 GLIBC_BINARIES := $(abspath build/glibc)
+# The static build's pkcs11 vault pass (its agent through build/static/carkey-pkcs11-bridge);
+# an existing static build gets its bridge here without a rebuild of the agent.
+STATIC_BINARIES := $(abspath build/static)
 test: deps build
 	rm -f $(ATTACK_REPORT)
+	@[[ ! -x $(STATIC_BINARIES)/carkey-agent ]] || $(MAKE) --no-print-directory $(STATIC_BINARIES)/carkey-pkcs11-bridge
 	CARKEY_ATTACK_REPORT=$(ATTACK_REPORT) $(SWIFT) test $(SWIFTPM); status=$$?; \
 	    scripts/attack-table.sh $(ATTACK_REPORT) || [[ $$status != 0 ]] || status=1; \
 	    stale=$$(find Sources Package.swift -newer $(GLIBC_BINARIES)/carkey-agent -print -quit 2>/dev/null); \
@@ -91,6 +93,14 @@ test: deps build
 	        CARKEY_TEST_BINARIES=$(GLIBC_BINARIES) $(SWIFT) test $(SWIFTPM) --skip-build --filter 'VaultAgentTests' || status=1; \
 	    elif [[ $${CARKEY_REQUIRE_ARTIFACTS:-} == 1 ]]; then \
 	        echo "make test: no glibc build in $(GLIBC_BINARIES) (make glibc)" >&2; status=1; \
+	    fi; \
+	    stale=$$(find Sources Package.swift tools -newer $(STATIC_BINARIES)/carkey-agent -print -quit 2>/dev/null); \
+	    if [[ -x $(STATIC_BINARIES)/carkey-agent && -x $(STATIC_BINARIES)/carkey-pkcs11-bridge && -z $$stale ]]; then \
+	        echo "make test: the pkcs11 vault tests again, against $(STATIC_BINARIES) (through its carkey-pkcs11-bridge)"; \
+	        CARKEY_TEST_BINARIES=$(STATIC_BINARIES) $(SWIFT) test $(SWIFTPM) --skip-build --filter 'VaultAgentTests/test(PKCS11|WrongPIN)' || status=1; \
+	    else \
+	        echo "make test: no current static build in $(STATIC_BINARIES): its pkcs11 vault pass skipped (make static)" >&2; \
+	        [[ $${CARKEY_REQUIRE_ARTIFACTS:-} != 1 ]] || status=1; \
 	    fi; exit $$status
 
 # The suite under AddressSanitizer / ThreadSanitizer, in their own scratch paths; the agent

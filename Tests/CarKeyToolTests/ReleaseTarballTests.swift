@@ -1,7 +1,8 @@
 // `make release` (scripts/release/tarball.sh): the tarballs the Yocto recipe fetches. Checked
 // with stand-in static binaries (busybox-static is a static x86-64 ELF, which is all the script
-// looks at): the recipe's files are inside under carkey-agent-VERSION/, the checksum line comes
-// out, two runs give the same bytes, and a dynamic binary is refused.
+// looks at; /bin/ls stands in for the dynamically linked PKCS#11 bridge): the recipe's files
+// are inside under carkey-agent-VERSION/, the checksum line comes out, two runs give the same
+// bytes, a dynamic agent and a missing bridge are refused.
 import XCTest
 
 final class ReleaseTarballTests: XCTestCase {
@@ -15,6 +16,7 @@ final class ReleaseTarballTests: XCTestCase {
         for name in ["carkey-agent", "carkey"] {
             XCTAssertEqual(try Subprocess.run("/bin/cp", [source, bin + "/" + name]).status, 0)
         }
+        XCTAssertEqual(try Subprocess.run("/bin/cp", ["/bin/ls", bin + "/carkey-pkcs11-bridge"]).status, 0)
         return bin
     }
 
@@ -35,7 +37,7 @@ final class ReleaseTarballTests: XCTestCase {
         let tarball = folder + "/a/carkey-agent-\(version)-x86_64.tar.gz"
         let listing = try Subprocess.run("/bin/tar", ["-tvzf", tarball])
         XCTAssertEqual(listing.status, 0, listing.stderr)
-        for path in ["bin/carkey-agent", "bin/carkey", "board/systemd/carkey-agent.service", "board/systemd/carkey-agent.sysusers",
+        for path in ["bin/carkey-agent", "bin/carkey", "libexec/opencarkey/carkey-pkcs11-bridge", "board/systemd/carkey-agent.service", "board/systemd/carkey-agent.sysusers",
                      "board/udev/60-opencarkey.rules", "board/agent.example.json", "board/overlays/opencarkey-dwm3000-rpi.dts"] {
             XCTAssertTrue(listing.stdout.contains(" carkey-agent-\(version)/\(path)\n"), "\(path) missing:\n\(listing.stdout)")
         }
@@ -57,6 +59,17 @@ final class ReleaseTarballTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("is not a static x86_64 executable"), result.stderr)
         let made = try Subprocess.run("/usr/bin/find", [folder + "/out", "-name", "*.tar.gz"])
         XCTAssertEqual(made.stdout, "", "nothing is written for a refused architecture")
+    }
+
+    func testAMissingBridgeIsRefused() throws {
+        guard access(Self.staticStandIn, X_OK) == 0 else { throw XCTSkip("busybox-static is not installed") }
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        let bin = try binaries(from: Self.staticStandIn, in: folder)
+        XCTAssertEqual(unlink(bin + "/carkey-pkcs11-bridge"), 0)
+        let result = try Subprocess.run(Self.script, ["--out", folder + "/out", "--x86_64", bin, "--aarch64", folder + "/none"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("no \(bin)/carkey-pkcs11-bridge"), result.stderr)
     }
 
     func testNoBinariesAtAllIsAnError() throws {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make release`: the release tarballs the Yocto recipe consumes (yocto/meta-opencarkey),
 # one per architecture: build/release/carkey-agent-VERSION-ARCH.tar.gz with the top folder
-# carkey-agent-VERSION/ holding bin/carkey-agent, bin/carkey (static, stripped) and board/
+# carkey-agent-VERSION/ holding bin/carkey-agent, bin/carkey (static, stripped),
+# libexec/opencarkey/carkey-pkcs11-bridge (dynamically linked, docs/pkcs11-bridge.md) and board/
 # (board files, overlays, unit, sysusers, udev rules, example config). Reproducible: names
 # sorted, owner 0, mtimes from the last commit, gzip without a timestamp. Then prints the
 # SRC_URI checksum lines for carkey-agent-release.inc (yocto/scripts/release-checksums.sh,
@@ -38,10 +39,17 @@ for arch in x86_64 aarch64; do
         [[ $description == *"$machine"* && $description == *"statically linked"* ]] \
             || { echo "release: $dir/$binary is not a static $arch executable: $description" >&2; exit 1; }
     done
+    # The PKCS#11 vault's helper (docs/pkcs11-bridge.md): dynamically linked on purpose.
+    [[ -f $dir/carkey-pkcs11-bridge ]] \
+        || { echo "release: no $dir/carkey-pkcs11-bridge (make static / make static-aarch64 build it)" >&2; exit 1; }
+    description=$(file -b "$dir/carkey-pkcs11-bridge")
+    [[ $description == *"$machine"* && $description == *"dynamically linked"* ]] \
+        || { echo "release: $dir/carkey-pkcs11-bridge is not a dynamically linked $arch executable: $description" >&2; exit 1; }
     stage=$(mktemp -d)
     top=$stage/carkey-agent-$version
-    mkdir -p "$top/bin"
+    mkdir -p "$top/bin" "$top/libexec/opencarkey"
     install -m 0755 "$dir/carkey-agent" "$dir/carkey" "$top/bin/"
+    install -m 0755 "$dir/carkey-pkcs11-bridge" "$top/libexec/opencarkey/"
     git -C "$root" ls-files -z board | (cd "$root" && xargs -0 cp --parents -t "$top")
     tarball=$out/carkey-agent-$version-$arch.tar.gz
     tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -C "$stage" \
