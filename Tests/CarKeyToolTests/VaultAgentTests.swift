@@ -315,6 +315,34 @@ final class VaultAgentTests: XCTestCase {
         XCTAssertEqual(harness.stop(), 0)
     }
 
+    /// A bridge that is missing, or that dies at once, stops the start with one line naming
+    /// it and the fix, and writes nothing (the vault opens before the store).
+    func testPKCS11BridgeMissingOrDyingStopsTheStartNamingItAndWritesNothing() throws {
+        let token = try makeToken()
+        let harness = AgentHarness()
+        let config = try pkcs11Config(harness, token, pin: String(decoding: token.pin, as: UTF8.self))
+        try harness.start(clockSync: "no", ["--config", config])
+        XCTAssertEqual(harness.stop(), 0)
+        let pinFile = config + ".pin"
+        func bridgeConfig(_ bridge: String, name: String) throws -> String {
+            try writeConfig(harness, #"{"provider": "pkcs11", "module": ""# + SoftHSMToken.modulePath + #"", "token": ""#
+                            + token.label + #"", "pinFile": ""# + pinFile + #"", "bridge": ""# + bridge + #""}"#, name: name)
+        }
+        let missing = harness.folder + "/nowhere/carkey-pkcs11-bridge"
+        let gone = try refusedStartWritesNothing(stateDir: harness.stateDir, config: try bridgeConfig(missing, name: "missing.json"))
+        XCTAssertEqual(gone.status, 1, gone.stderr)
+        XCTAssertTrue(gone.stderr.contains("key vault: pkcs11: PKCS#11 bridge \(missing) not available") && gone.stderr.contains("\"bridge\" key"), gone.stderr)
+        XCTAssertEqual(gone.stderr.split(separator: "\n").count, 1, gone.stderr)
+
+        let dying = harness.folder + "/dies/carkey-pkcs11-bridge"
+        XCTAssertEqual(mkdir(harness.folder + "/dies", 0o700), 0)
+        try Subprocess.write("#!/bin/sh\nexit 3\n", to: dying)
+        XCTAssertEqual(chmod(dying, 0o755), 0)
+        let died = try refusedStartWritesNothing(stateDir: harness.stateDir, config: try bridgeConfig(dying, name: "dies.json"))
+        XCTAssertEqual(died.status, 1, died.stderr)
+        XCTAssertTrue(died.stderr.contains("PKCS#11 bridge \(dying) not available") && died.stderr.contains("exited with status 3"), died.stderr)
+    }
+
     func testWrongPINFileStopsTheStartNamingItAndWritesNothing() throws {
         let token = try makeToken()
         let harness = AgentHarness()
