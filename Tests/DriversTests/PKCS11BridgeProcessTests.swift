@@ -15,15 +15,6 @@ import TestHarness
 import XCTest
 
 final class PKCS11BridgeProcessTests: XCTestCase {
-    private var cleanups: [() -> Void] = []
-
-    override func tearDown() {
-        for cleanup in cleanups.reversed() { cleanup() }
-        cleanups = []
-        unsetenv("SOFTHSM2_CONF")
-        super.tearDown()
-    }
-
     private func bridge() throws -> String {
         let path = AgentProcess.besideTheRunningProgram(PKCS11BridgeLocation.executableName)
         return try requireDevice {
@@ -105,9 +96,12 @@ final class PKCS11BridgeProcessTests: XCTestCase {
     func testTheBridgeGetsThePINOverThePipeAndARestartAfterItsDeathIsLoggedOnce() throws {
         _ = try bridge()
         let token = try requireDevice { try SoftHSMToken(label: "bridge-restart") }
-        cleanups.append { token.remove() }
         let state = TestFolders.make(prefix: "opencarkey-bridge")
-        cleanups.append { TestFolders.remove(state) }
+        defer {
+            TestFolders.remove(state)
+            token.remove()
+            unsetenv("SOFTHSM2_CONF")
+        }
         // The first restart finds the PIN file unreadable: the next try waits for the backoff.
         let reloads = Mutex(0)
         let vault = try PKCS11KeyVault(modulePath: SoftHSMToken.modulePath, tokenLabel: token.label, pin: token.pin,
@@ -115,7 +109,7 @@ final class PKCS11BridgeProcessTests: XCTestCase {
             guard reloads.withLock({ $0 += 1; return $0 }) > 1 else { throw SecureKeyError.locked(device: "pin file", fix: "unreadable") }
             return token.pin
         })
-        cleanups.append { vault.close() }
+        defer { vault.close() }
         let lines = Mutex<[String]>([])
         vault.onConnectionChange { line in lines.withLock { $0.append(line) } }
         let identity = try XCTUnwrap(try vault.deviceIdentity(create: true))

@@ -5,7 +5,8 @@
 #   amd64/   trixie amd64 chroot with swiftlang (the cross compiler, native speed), cmake,
 #            binutils-aarch64-linux-gnu (strip), and under /ock everything built from it:
 #            /ock/sdk (the Swift SDK bundle), /ock/mosquitto (static libmosquitto for aarch64),
-#            /ock/gpiod-v1|v2 (libgpiod headers and .a), /ock/src and /ock/scratch-* (build.sh)
+#            /ock/gpiod-v1|v2 (libgpiod headers and .a), /ock/src and /ock/scratch-* (build.sh),
+#            /ock/softhsm-bookworm (bookworm arm64 SoftHSM2 and glibc, for the bridge test)
 #   arm64/   trixie's swiftlang:arm64 and the -dev packages with their dependencies, downloaded
 #            by this machine's apt and unpacked with dpkg-deb (no maintainer scripts, no qemu);
 #            the SDK sysroot is a trimmed copy of it
@@ -236,6 +237,20 @@ if ! stamped keyheaders-bookworm; then
         [[ -f $dir/root/usr/include/$header ]] || { echo "aarch64: $header missing in $dir" >&2; exit 1; }
     done
     stamp keyheaders-bookworm; step_done "tss2 and PKCS#11 headers (bookworm arm64)" "$t"
+fi
+
+# A bookworm arm64 userland with SoftHSM2 for the PKCS#11 bridge's test under qemu
+# (Aarch64StaticTests): Debian 12's glibc 2.36, which boards have, so the aarch64
+# carkey-pkcs11-bridge is run against the C library it must work with, loading bookworm's arm64
+# libsofthsm2.so. Not part of the build; a few MB.
+if ! stamped softhsm-bookworm; then
+    t=$(now)
+    arm64_debs softhsm-bookworm bookworm libsofthsm2 softhsm2 softhsm2-common libc6 libgcc-s1 libssl3 libstdc++6 libsqlite3-0
+    dir=$AMD64/ock/softhsm-bookworm
+    for file in usr/lib/softhsm/libsofthsm2.so usr/bin/softhsm2-util lib/ld-linux-aarch64.so.1; do
+        [[ -e $dir/root/$file ]] || { echo "aarch64: $file missing in $dir" >&2; exit 1; }
+    done
+    stamp softhsm-bookworm; step_done "SoftHSM2 and glibc 2.36 (bookworm arm64, for the bridge's test)" "$t"
 fi
 
 # ---- 4. the Swift SDK bundle -----------------------------------------------------------

@@ -24,6 +24,14 @@ public enum PKCS11BridgeAnswer: Equatable, Sendable {
     /// Status 2: the bridge refused (its failure code and a detail).
     case bridge(PKCS11BridgeFailure, detail: String)
 
+    /// Zeroes a status-0 payload (an ECDH secret, the unwrapped storage key) in place: the
+    /// enum lets go of it first, so the wipe reaches its buffer instead of a copy.
+    mutating func wipe() {
+        guard case .ok(var payload) = self else { return }
+        self = .ok([])
+        ConstantTime.wipe(&payload)
+    }
+
     public static func parse(_ body: Bytes) throws(PKCS11BridgeFrameError) -> PKCS11BridgeAnswer {
         guard (1...PKCS11BridgeFrame.maxBody).contains(body.count) else { throw .frameLength(body.count) }
         var reader = PKCS11BridgeReader(body)

@@ -60,29 +60,36 @@ final class PKCS11BridgeProcess {
         child.stop()
     }
 
-    /// Exactly `count` bytes of its stdout, each wait bounded.
+    /// Exactly `count` bytes of its stdout, each wait bounded. Read straight into one buffer,
+    /// so no intermediate copy of an answer (which may hold a secret) is left unwiped.
     private func read(_ count: Int) throws(SecureKeyError) -> Bytes {
-        var bytes = Bytes()
-        bytes.reserveCapacity(count)
-        while bytes.count < count {
+        var bytes = Bytes(repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let ready: [PollEvents]
+            do { ready = try Poll.wait([(child.output, .readable)], timeoutMillis: Self.answerTimeoutMillis) } catch {
+                ConstantTime.wipe(&bytes)
+                throw gone("waiting for its answer failed (\(error))")
+            }
+            guard !ready[0].isEmpty else {
+                ConstantTime.wipe(&bytes)
+                throw gone("no answer within \(Self.answerTimeoutMillis / 1000) s")
+            }
+            let start = filled
+            let n: Int
             do {
-                let ready = try Poll.wait([(child.output, .readable)], timeoutMillis: Self.answerTimeoutMillis)
-                guard !ready[0].isEmpty else {
-                    ConstantTime.wipe(&bytes)
-                    throw gone("no answer within \(Self.answerTimeoutMillis / 1000) s")
-                }
-                let chunk = try child.output.read(upTo: count - bytes.count)
-                guard !chunk.isEmpty else {
-                    ConstantTime.wipe(&bytes)
-                    throw gone(exitReason())
-                }
-                bytes += chunk
-            } catch let error as SecureKeyError {
-                throw error
+                n = try bytes.withUnsafeMutableBytes { raw in
+                    Result { () throws(Errno) in try child.output.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[start...])) }
+                }.get()
             } catch {
                 ConstantTime.wipe(&bytes)
                 throw gone("reading from it failed (\(error))")
             }
+            guard n > 0 else {
+                ConstantTime.wipe(&bytes)
+                throw gone(exitReason())
+            }
+            filled += n
         }
         return bytes
     }

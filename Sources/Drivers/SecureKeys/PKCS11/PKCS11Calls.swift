@@ -16,14 +16,15 @@ struct PKCS11Calls {
     private func call<R>(_ request: Bytes, _ operation: String,
                          _ result: (Bytes) throws(PKCS11BridgeFrameError) -> R) throws(SecureKeyError) -> R {
         var request = request
-        return try read(try bridge.exchange(&request), operation, result)
+        var answer = try bridge.exchange(&request)
+        defer { answer.wipe() }
+        return try read(answer, operation, result)
     }
 
     private func read<R>(_ answer: PKCS11BridgeAnswer, _ operation: String,
                          _ result: (Bytes) throws(PKCS11BridgeFrameError) -> R) throws(SecureKeyError) -> R {
         switch answer {
-        case .ok(var payload):
-            defer { ConstantTime.wipe(&payload) }
+        case .ok(let payload):
             do { return try result(payload) } catch {
                 bridge.stop()
                 throw PKCS11BridgeLocation.unusable(bridge.executable, because: "its answer to \(operation) does not parse (\(error))")
@@ -86,7 +87,8 @@ struct PKCS11Calls {
                 input: Bytes) throws(SecureKeyError) -> (rv: CK_RV, output: Bytes) {
         // The input of an encrypt is the storage key: the request is wiped in place once sent.
         var request = PKCS11BridgeRequest.aesGCM(encrypt: encrypt, key: key, tagBits: tagBits, iv: iv, aad: aad, input: input)
-        let answer = try bridge.exchange(&request)
+        var answer = try bridge.exchange(&request)
+        defer { answer.wipe() }
         if case .pkcs11(let rv, _) = answer { return (CK_RV(rv), []) }
         return (CKR_OK, try read(answer, encrypt ? "C_Encrypt" : "C_Decrypt", PKCS11BridgeResult.value))
     }
