@@ -49,8 +49,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: carkey-pkcs11-bridge /absolute/path/to/module.so (started by carkey-agent)\n");
         return 2;
     }
-    /* Never outlive the agent: killed when the parent thread exits. If the parent is already
-     * gone (reparented to init), stop now. */
+    /* Never outlive the agent: killed when the parent dies even while busy in the module.
+     * (The signal follows the thread that started us; the agent starts bridges from its main
+     * thread, or from the thread whose call restarts a dead one. The end of file on stdin below
+     * is the process-wide signal: our stdin's write end is the agent's, close-on-exec.) If the
+     * parent is already gone (reparented to init), stop now. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1) return 0;
     /* The agent's pipes only: a terminal or a socket is someone else. */
