@@ -7,6 +7,7 @@
  * arrives in a request frame, never argv or the environment, and every frame is wiped once
  * handled. Exit status: 0 stdin closed, 2 usage, 3 a malformed frame header or I/O error. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,10 +29,14 @@ static int read_all(uint8_t *buffer, size_t n) {
     return 1;
 }
 
+/* Where answers go: the agent's pipe, moved off descriptor 1 so that a module printing to
+ * stdout lands on stderr instead of corrupting the framing. */
+static int answer_fd = -1;
+
 static int write_all(const uint8_t *buffer, size_t n) {
     size_t done = 0;
     while (done < n) {
-        ssize_t put = write(STDOUT_FILENO, buffer + done, n - done);
+        ssize_t put = write(answer_fd, buffer + done, n - done);
         if (put < 0 && errno == EINTR) continue;
         if (put <= 0) return 0;
         done += (size_t)put;
@@ -63,6 +68,8 @@ int main(int argc, char **argv) {
     }
     /* Nothing inherited beyond stdio reaches the module. */
     for (int fd = 3; fd < 1024; fd++) close(fd);
+    answer_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (answer_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 3;
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_DUMPABLE, 0);
 
