@@ -94,7 +94,7 @@ test: deps build
 	    elif [[ $${CARKEY_REQUIRE_ARTIFACTS:-} == 1 ]]; then \
 	        echo "make test: no glibc build in $(GLIBC_BINARIES) (make glibc)" >&2; status=1; \
 	    fi; \
-	    stale=$$(find Sources Package.swift tools -newer $(STATIC_BINARIES)/carkey-agent -print -quit 2>/dev/null); \
+	    stale=$$(find Sources Package.swift -newer $(STATIC_BINARIES)/carkey-agent -print -quit 2>/dev/null); \
 	    if [[ -x $(STATIC_BINARIES)/carkey-agent && -x $(STATIC_BINARIES)/carkey-pkcs11-bridge && -z $$stale ]]; then \
 	        echo "make test: the pkcs11 vault tests again, against $(STATIC_BINARIES) (through its carkey-pkcs11-bridge)"; \
 	        CARKEY_TEST_BINARIES=$(STATIC_BINARIES) $(SWIFT) test $(SWIFTPM) --skip-build --filter 'VaultAgentTests/test(PKCS11|WrongPIN)' || status=1; \
