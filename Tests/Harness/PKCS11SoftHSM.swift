@@ -1,7 +1,7 @@
 // A private SoftHSM2 token for one test: its own softhsm2.conf and token folder under /tmp,
-// initialised with softhsm2-util. SoftHSM reads SOFTHSM2_CONF at C_Initialize, so `activate`
-// sets it for the process before a vault loads (or, after every vault closed, reloads) the
-// module.
+// initialised with softhsm2-util. SoftHSM reads SOFTHSM2_CONF at C_Initialize, in the
+// carkey-pkcs11-bridge process a vault starts with this process's environment, so `activate`
+// sets it before a vault opens.
 #if canImport(Glibc)
 import Glibc
 #endif
