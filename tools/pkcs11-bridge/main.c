@@ -8,11 +8,13 @@
  * handled. Exit status: 0 stdin closed, 2 usage, 3 a malformed frame header or I/O error. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "calls.h"
@@ -44,6 +46,20 @@ static int write_all(const uint8_t *buffer, size_t n) {
     return 1;
 }
 
+/* The agent's unit grants it CAP_NET_ADMIN and CAP_NET_RAW as ambient capabilities (for the
+ * Bluetooth adapter), which an exec keeps: a module loader needs neither. Dropped, and no exec
+ * from here on may gain privileges. Left alone when running as root (tests, development): root's
+ * file access does not come from ambient capabilities. */
+static int drop_capabilities(void) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return 0;
+    if (getuid() == 0) return 1;
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) return 0;
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none[2];
+    memset(none, 0, sizeof none);
+    return syscall(SYS_capset, &header, none) == 0;
+}
+
 static int is_pipe(int fd) {
     struct stat info;
     return fstat(fd, &info) == 0 && S_ISFIFO(info.st_mode);
@@ -72,6 +88,10 @@ int main(int argc, char **argv) {
     if (answer_fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return 3;
     signal(SIGPIPE, SIG_IGN);
     prctl(PR_SET_DUMPABLE, 0);
+    if (!drop_capabilities()) {
+        fprintf(stderr, "carkey-pkcs11-bridge: cannot drop the capabilities inherited from the agent\n");
+        return 2;
+    }
 
     static uint8_t request[BRIDGE_MAX_BODY];
     static uint8_t answer[4 + BRIDGE_MAX_BODY];
