@@ -93,6 +93,40 @@ final class PKCS11BridgeProcessTests: XCTestCase {
         }
     }
 
+    /// A restart that meets a wrong PIN (the PIN file changed) is not tried again: each try
+    /// would spend one of the token's PIN tries.
+    func testARestartRefusedForThePINIsNotRetried() throws {
+        _ = try bridge()
+        let token = try requireDevice { try SoftHSMToken(label: "bridge-pin") }
+        let state = TestFolders.make(prefix: "opencarkey-bridge")
+        defer {
+            TestFolders.remove(state)
+            token.remove()
+            unsetenv("SOFTHSM2_CONF")
+        }
+        let reloads = Mutex(0)
+        let vault = try PKCS11KeyVault(modulePath: SoftHSMToken.modulePath, tokenLabel: token.label, pin: token.pin,
+                                       stateDirectory: state, reloadPIN: { () throws(SecureKeyError) -> Bytes in
+            reloads.withLock { $0 += 1 }
+            return Array("999999".utf8)
+        })
+        defer { vault.close() }
+        let lines = Mutex<[String]>([])
+        vault.onConnectionChange { line in lines.withLock { $0.append(line) } }
+        let identity = try XCTUnwrap(try vault.deviceIdentity(create: true))
+        let pid = try vault.token.serialized { (calls) throws(SecureKeyError) -> pid_t in calls.bridge.pid }
+        kill(pid, SIGKILL)
+        usleep(100_000)
+        XCTAssertThrowsError(try identity.signature(for: [1]), "the call that meets the dead bridge")
+        XCTAssertThrowsError(try identity.signature(for: [2])) { error in
+            guard case .locked? = error as? SecureKeyError else { return XCTFail("\(error)") }
+        }
+        usleep(600_000)
+        XCTAssertThrowsError(try identity.signature(for: [3]), "still refused, without a new try")
+        XCTAssertEqual(reloads.withLock { $0 }, 1, "one try with the wrong PIN")
+        XCTAssertTrue(lines.withLock { $0 }.last?.contains("not retried") ?? false, "\(lines.withLock { $0 })")
+    }
+
     func testTheBridgeGetsThePINOverThePipeAndARestartAfterItsDeathIsLoggedOnce() throws {
         _ = try bridge()
         let token = try requireDevice { try SoftHSMToken(label: "bridge-restart") }

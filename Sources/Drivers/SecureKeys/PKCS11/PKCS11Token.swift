@@ -32,6 +32,9 @@ final class PKCS11Token: @unchecked Sendable {
     private var lostSince: UInt64?
     private var retryAt: UInt64 = 0
     private var backoff: UInt64 = 500
+    /// A restart the token refused (a wrong or locked PIN): never tried again, since each try
+    /// spends one of the PIN's few tries.
+    private var refusal: SecureKeyError?
 
     /// Starts the bridge (`bridge`, or found by PKCS11BridgeLocation), which loads the module,
     /// finds the token labelled `label`, opens a session and logs in as the user.
@@ -125,6 +128,7 @@ final class PKCS11Token: @unchecked Sendable {
     /// The live session, restarting a lost bridge when the backoff allows. Called with the lock held.
     private func session() throws(SecureKeyError) -> PKCS11Calls {
         if let calls, !calls.bridge.isGone { return calls }
+        if let refusal { throw refusal }
         let now = Self.monotonicMillis()
         guard let reloadPIN, now >= retryAt else {
             throw PKCS11BridgeLocation.unusable(bridgeExecutable, because: reloadPIN == nil
@@ -133,7 +137,16 @@ final class PKCS11Token: @unchecked Sendable {
         do throws(SecureKeyError) {
             var pin = try reloadPIN()
             defer { ConstantTime.wipe(&pin) }
-            let (fresh, _) = try Self.open(bridgeExecutable, modulePath: modulePath, label: label, pin: pin)
+            let fresh: PKCS11Calls
+            do throws(SecureKeyError) { (fresh, _) = try Self.open(bridgeExecutable, modulePath: modulePath, label: label, pin: pin) } catch {
+                // The token refused the PIN: unlike an unreadable PIN file, a retry costs a try.
+                if case .locked = error {
+                    refusal = error
+                    report?("key vault: pkcs11: restarting the PKCS#11 bridge: \(error); not retried (each try spends a PIN try): "
+                        + "correct the PIN file and restart the agent")
+                }
+                throw error
+            }
             calls = fresh
             generation += 1
             report?("key vault: pkcs11: the PKCS#11 bridge answers again after \((now - (lostSince ?? now)) / 1000) s: restarted, "
