@@ -66,6 +66,65 @@ final class Aarch64StaticTests: XCTestCase {
         XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: figure idle-rss-kb") && $0.contains("qemu's RSS") })
     }
 
+    /// The bookworm arm64 userland scripts/aarch64/setup.sh unpacks for this test: Debian 12's
+    /// glibc 2.36 (the boards') and SoftHSM2.
+    private static var bookwormRoot: String {
+        (getenv("OPENCARKEY_AARCH64_CACHE").map { String(cString: $0) } ?? "/var/cache/opencarkey-aarch64")
+            + "/amd64/ock/softhsm-bookworm/root"
+    }
+
+    /// The static aarch64 agent under qemu with a bookworm arm64 SoftHSM2 token through the
+    /// aarch64 carkey-pkcs11-bridge, itself run by qemu against bookworm's glibc (-L). This host
+    /// has no binfmt_misc entry for aarch64, so the agent starts the bridge through a wrapper
+    /// script named carkey-pkcs11-bridge that runs it under qemu-aarch64-static.
+    func testTheStaticAgentUsesAnArm64SoftHSMTokenThroughTheAarch64BridgeUnderQemu() throws {
+        try requireArtifacts()
+        let required = getenv("CARKEY_REQUIRE_AARCH64").map { String(cString: $0) } == "1"
+        let root = Self.bookwormRoot
+        let bridge = Self.artifacts + "/carkey-pkcs11-bridge"
+        for path in [bridge, root + "/usr/lib/softhsm/libsofthsm2.so", root + "/usr/bin/softhsm2-util"] where access(path, R_OK) != 0 {
+            if required { XCTFail("CARKEY_REQUIRE_AARCH64=1 but \(path) is missing (make static-aarch64)") }
+            throw XCTSkip("\(path) is missing: run `make static-aarch64`")
+        }
+        let file = try Subprocess.run("/usr/bin/file", ["-b", bridge]).stdout
+        XCTAssertTrue(file.contains("ARM aarch64") && file.contains("dynamically linked"), file)
+        // Debian 12 has glibc 2.36: nothing newer than GLIBC_2.34 may be needed.
+        let symbols = try Subprocess.run("/usr/bin/readelf", ["--dyn-syms", "-W", bridge]).stdout
+        let versions = symbols.components(separatedBy: "@GLIBC_2.").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
+        XCTAssertFalse(versions.isEmpty, symbols)
+        XCTAssertLessThanOrEqual(versions.max() ?? 99, 34, "GLIBC_2.\(versions.max() ?? 0) needed")
+
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        XCTAssertEqual(mkdir(folder + "/tokens", 0o700), 0)
+        try Subprocess.write("directories.tokendir = \(folder)/tokens\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n",
+                             to: folder + "/softhsm2.conf")
+        setenv("SOFTHSM2_CONF", folder + "/softhsm2.conf", 1)
+        defer { unsetenv("SOFTHSM2_CONF") }
+        let made = try Subprocess.run("/usr/bin/qemu-aarch64-static", ["-L", root, root + "/usr/bin/softhsm2-util", "--init-token", "--free",
+                                                                      "--label", "arm64-car", "--so-pin", "87654321", "--pin", "123456"])
+        XCTAssertEqual(made.status, 0, made.stdout + made.stderr)
+        let wrapper = folder + "/qemu/carkey-pkcs11-bridge"
+        XCTAssertEqual(mkdir(folder + "/qemu", 0o700), 0)
+        try Subprocess.write("#!/bin/sh\nexec /usr/bin/qemu-aarch64-static -L \(root) \(bridge) \"$@\"\n", to: wrapper)
+        XCTAssertEqual(chmod(wrapper, 0o755), 0)
+        try Subprocess.write("123456\n", to: folder + "/pin")
+        XCTAssertEqual(chmod(folder + "/pin", 0o600), 0)
+        let config = folder + "/agent.json"
+        try Subprocess.write(#"{"vault": {"provider": "pkcs11", "module": "/usr/lib/softhsm/libsofthsm2.so", "token": "arm64-car", "pinFile": ""#
+                             + folder + #"/pin", "bridge": ""# + wrapper + #""}}"#, to: config)
+        let dir = ["--state-dir", folder + "/state", "--config", config]
+
+        let agent = try BackgroundProcess("/usr/bin/qemu-aarch64-static", [Self.artifacts + "/carkey-agent", "run", "--simulate", "--clock-sync", "no"] + dir)
+        let up = agent.wait(timeoutSeconds: 120) { agent.stderr.contains("carkey-agent: control socket") || !agent.isRunning }
+        XCTAssertTrue(up && agent.isRunning, agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("key vault: pkcs11: PKCS#11 module /usr/lib/softhsm/libsofthsm2.so, token arm64-car (SoftHSM"), agent.stderr)
+        XCTAssertEqual(agent.stop(timeoutSeconds: 30), 0, "SIGTERM is a clean exit: \(agent.stderrTail)")
+        XCTAssertFalse(agent.stderr.contains("double free"), agent.stderr)
+        let keys = try Subprocess.run("/usr/bin/qemu-aarch64-static", [Self.artifacts + "/carkey-agent", "keys"] + dir)
+        XCTAssertEqual(keys.status, 0, keys.stderr)
+    }
+
     /// A folder without the binaries: the script says which is missing and fails.
     func testSmokeFailsWhenABinaryIsMissing() throws {
         guard access("/usr/bin/file", X_OK) == 0 else { throw XCTSkip("/usr/bin/file is not installed") }

@@ -1,11 +1,10 @@
 // The fully static carkey-agent (`make static`, build/static) and the key vaults. A static glibc
-// executable that dlopens a PKCS#11 module runs two libcs in one process and crashed in every
-// vault path (segmentation faults, "double free" on SIGTERM), so for pkcs11 the static binary
-// never loads one: every command that opens that vault stops with one line naming the glibc
-// build, without a signal and without writing anything. The tpm2 vault loads nothing (the agent
-// speaks TPM 2.0 itself), so the static agent runs every tpm2 path. The glibc build (`make
-// glibc`, build/glibc) passes the same vault tests as the debug build (make test runs
-// VaultAgentTests against it, and the tpm2 ones against build/static).
+// executable that dlopened tss2 or a PKCS#11 module ran two libcs in one process and crashed in
+// every vault path (segmentation faults, "double free" on SIGTERM). Now it loads nothing: the
+// agent speaks TPM 2.0 itself, and a PKCS#11 module is loaded by carkey-pkcs11-bridge, a separate
+// dynamically linked process (docs/pkcs11-bridge.md). So the static agent runs every vault path
+// of both, checked here end to end; the glibc build (`make glibc`, build/glibc) is checked to
+// be dynamically linked and to load a vault too (make test runs VaultAgentTests against both).
 //
 // Needs build/static (OPENCARKEY_STATIC_BINARIES names another folder), build/glibc
 // (OPENCARKEY_GLIBC_BINARIES), swtpm and SoftHSM2; skipped without them unless
@@ -52,54 +51,71 @@ final class StaticBinaryVaultTests: XCTestCase {
         return (tpm, config)
     }
 
-    /// Runs each vault path of the static agent on a car whose store the vault `config` seals,
-    /// checking the refusal and that the state directory is byte for byte as it was.
-    private func checkEveryVaultPathRefuses(_ staticAgent: String, _ harness: AgentHarness, config: String, kind: String) throws {
-        let dir = ["--state-dir", harness.stateDir, "--config", config]
-        let backupFile = harness.folder + "/\(kind).backup.db"
-        let made = try harness.agentTool(["backup"] + dir + ["--out", backupFile])
-        XCTAssertEqual(made.status, 0, "the debug build backs the car up: \(made.stderr)")
-        let before = try DirectorySnapshot.take(harness.stateDir)
-
-        let paths: [(name: String, arguments: [String])] = [
-            ("run", ["run", "--simulate", "--clock-sync", "no"] + dir),
-            ("keys", ["keys"] + dir),
-            ("events", ["events"] + dir),
-            ("outbox", ["outbox"] + dir),
-            ("backup", ["backup"] + dir + ["--out", harness.folder + "/static.backup.db"]),
-            ("restore", ["restore"] + dir + ["--from", backupFile]),
-            ("vault migrate", ["vault", "migrate", "--to", kind] + dir),
-            ("vault migrate --new-identity", ["vault", "migrate", "--to", kind, "--new-identity"] + dir),
-        ]
-        for path in paths {
-            let result = try Subprocess.run(staticAgent, path.arguments)
-            let what = "\(kind) \(path.name): status \(result.status), stderr \(result.stderr)"
-            XCTAssertTrue(result.status == 1 || result.status == 78, "refused with an exit status, not a signal: \(what)")
-            XCTAssertTrue(result.stderr.contains("fully static") && result.stderr.contains("make glibc"), "names the glibc build: \(what)")
-            XCTAssertEqual(result.stderr.split(separator: "\n").count, 1, "one line: \(what)")
-            XCTAssertEqual(try DirectorySnapshot.take(harness.stateDir), before, "nothing written: \(what)")
-        }
-        XCTAssertNotEqual(access(harness.folder + "/static.backup.db", F_OK), 0, "no backup file left behind")
+    /// A vault config naming a SoftHSM2 token through a PIN file holding `pin`, in `car`'s folder.
+    private func pkcs11Config(_ car: AgentHarness, _ token: SoftHSMToken, pin: [UInt8], name: String) throws -> String {
+        let pinFile = car.folder + "/" + name + ".pin"
+        try Files.writeAtomically(pin + Array("\n".utf8), to: pinFile, mode: 0o600)
+        let config = car.folder + "/" + name + ".json"
+        try Subprocess.write(#"{"vault": {"provider": "pkcs11", "module": ""# + SoftHSMToken.modulePath + #"", "token": ""#
+                             + token.label + #"", "pinFile": ""# + pinFile + #""}}"#, to: config)
+        return config
     }
 
-    func testTheStaticAgentRefusesEveryVaultPathNamingTheGlibcBuildAndWritesNothing() throws {
-        let staticAgent = try artifact("OPENCARKEY_STATIC_BINARIES", "build/static", make: "make static") + "/carkey-agent"
-        let description = try Subprocess.run("/usr/bin/file", ["-b", staticAgent]).stdout
-        XCTAssertTrue(description.contains("statically linked"), "build/static holds the static binary: \(description)")
-
-        // A PKCS#11 car (SoftHSM2).
-        let token = try requireDevice { try SoftHSMToken(label: "carkey-agent") }
+    /// The static agent with a SoftHSM2 token through build/static/carkey-pkcs11-bridge: it
+    /// migrates a file-vault car onto the token, runs and unlocks, stops cleanly on SIGTERM
+    /// (no "double free"), and keys, events, outbox, backup and restore open the vault; a wrong
+    /// PIN refuses with the documented words and writes nothing.
+    func testTheStaticAgentUsesAPKCS11TokenThroughTheBridge() throws {
+        let folder = try artifact("OPENCARKEY_STATIC_BINARIES", "build/static", make: "make static")
+        let staticAgent = folder + "/carkey-agent"
+        try requireDevice {
+            guard access(folder + "/carkey-pkcs11-bridge", X_OK) == 0 else {
+                throw HarnessUnavailable("no carkey-pkcs11-bridge in \(folder): run `make static`")
+            }
+        }
+        let token = try requireDevice { try SoftHSMToken(label: "carkey-static") }
         cleanups.append { token.remove() }
-        let tokenCar = AgentHarness()
-        let pinFile = tokenCar.folder + "/pin"
-        try Files.writeAtomically(token.pin + Array("\n".utf8), to: pinFile, mode: 0o600)
-        let tokenConfig = tokenCar.folder + "/agent.json"
-        try Subprocess.write(#"{"vault": {"provider": "pkcs11", "module": ""# + SoftHSMToken.modulePath + #"", "token": ""#
-                             + token.label + #"", "pinFile": ""# + pinFile + #""}}"#, to: tokenConfig)
-        try tokenCar.start(clockSync: "no", ["--config", tokenConfig])
-        _ = try tokenCar.enrollOwner()
-        XCTAssertEqual(tokenCar.stop(), 0)
-        try checkEveryVaultPathRefuses(staticAgent, tokenCar, config: tokenConfig, kind: "pkcs11")
+        func clean(_ result: ProcessResult, _ what: String) {
+            XCTAssertEqual(result.status, 0, "\(what): \(result.stdout) \(result.stderr)")
+            XCTAssertFalse(result.stderr.contains("double free") || result.stderr.contains("Segmentation"), "\(what): \(result.stderr)")
+        }
+
+        // A car on the file vault, made and enrolled by the debug build; the static agent moves it.
+        let car = AgentHarness()
+        try car.start(clockSync: "no")
+        let owner = try car.enrollOwner()
+        XCTAssertEqual(car.stop(), 0)
+        let config = try pkcs11Config(car, token, pin: token.pin, name: "agent")
+        let dir = ["--state-dir", car.stateDir, "--config", config]
+        clean(try Subprocess.run(staticAgent, ["vault", "migrate", "--to", "pkcs11"] + dir + ["--backup", car.folder + "/before.db"]), "vault migrate")
+        XCTAssertEqual(access(car.stateDir + "/pkcs11-storage.key", F_OK), 0, "the storage key is wrapped by the token")
+
+        func runAndUnlock(_ what: String) throws {
+            let agent = try BackgroundProcess(staticAgent, ["run", "--simulate", "--clock-sync", "no"] + dir)
+            let up = agent.wait(timeoutSeconds: 30) { agent.stderr.contains("carkey-agent: control socket") || !agent.isRunning }
+            XCTAssertTrue(up && agent.isRunning, "\(what): \(agent.stderr)")
+            XCTAssertTrue(agent.stderr.contains("key vault: pkcs11: PKCS#11 module \(SoftHSMToken.modulePath), token \(token.label)")
+                          && agent.stderr.contains("loaded by \(folder)/carkey-pkcs11-bridge"), agent.stderr)
+            XCTAssertTrue(try car.phone("unlock", key: owner.path).stdout.hasPrefix("ok"), "\(what): the owner unlocks")
+            XCTAssertEqual(agent.stop(), 0, "\(what): SIGTERM is a clean exit: \(agent.stderrTail)")
+            XCTAssertFalse(agent.stderr.contains("double free"), agent.stderr)
+        }
+        try runAndUnlock("run")
+
+        for command in ["keys", "events", "outbox"] { clean(try Subprocess.run(staticAgent, [command] + dir), command) }
+        let backupFile = car.folder + "/static.backup.db"
+        clean(try Subprocess.run(staticAgent, ["backup"] + dir + ["--out", backupFile]), "backup")
+        clean(try Subprocess.run(staticAgent, ["restore"] + dir + ["--from", backupFile]), "restore")
+        try runAndUnlock("run after restore")
+
+        // A wrong PIN: refused with the documented words, nothing written, not retried.
+        let wrong = try pkcs11Config(car, token, pin: Array("999999".utf8), name: "wrong")
+        let before = try DirectorySnapshot.take(car.stateDir)
+        let refused = try Subprocess.run(staticAgent, ["run", "--simulate", "--clock-sync", "no", "--state-dir", car.stateDir, "--config", wrong])
+        XCTAssertEqual(refused.status, 78, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("refused access: wrong PIN") && refused.stderr.contains("not retried"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("999999"), "the PIN is never printed")
+        XCTAssertEqual(try DirectorySnapshot.take(car.stateDir), before, "nothing written")
     }
 
     /// The vault boards' binary: the same release code linked against the system's glibc (and

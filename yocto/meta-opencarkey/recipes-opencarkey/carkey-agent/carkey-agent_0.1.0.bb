@@ -25,7 +25,8 @@ COMPATIBLE_HOST = "(aarch64|x86_64).*-linux"
 
 inherit systemd useradd
 
-# The binaries are static: nothing to configure or compile, no shared-library dependencies.
+# The binaries are prebuilt: nothing to configure or compile. carkey-agent and carkey are static;
+# carkey-pkcs11-bridge needs the image's glibc (package QA finds that dependency itself).
 do_configure[noexec] = "1"
 do_compile[noexec] = "1"
 # No DEPENDS for the key vaults: the TPM 2.0 vault speaks the TPM's command protocol itself
@@ -51,6 +52,10 @@ do_install() {
     install -d ${D}${bindir}
     install -m 0755 ${S}/bin/carkey-agent ${D}${bindir}/carkey-agent
     install -m 0755 ${S}/bin/carkey ${D}${bindir}/carkey
+    # The PKCS#11 vault's helper: dynamically linked against glibc 2.34 or newer, it loads the
+    # configured module in its own process (docs/pkcs11-bridge.md); the agent looks for it here.
+    install -d ${D}${libexecdir}/opencarkey
+    install -m 0755 ${S}/libexec/opencarkey/carkey-pkcs11-bridge ${D}${libexecdir}/opencarkey/carkey-pkcs11-bridge
 
     install -d ${D}${systemd_system_unitdir}
     install -m 0644 ${S}/board/systemd/carkey-agent.service ${D}${systemd_system_unitdir}/carkey-agent.service
@@ -78,6 +83,7 @@ FILES:${PN} += "\
 
 # Both QA checks concern how OE builds binaries, and these were built by the release:
 # already-stripped: the release strips them (20 MB static); there is no debug data to split.
-# ldflags: SwiftPM links them, not OE's LDFLAGS; a static-pie build has no GNU_HASH section.
+# ldflags: SwiftPM (and tools/pkcs11-bridge/build.sh for the bridge) links them, not OE's
+# LDFLAGS; a static-pie build has no GNU_HASH section.
 # nooelint: oelint.vars.insaneskip
 INSANE_SKIP:${PN} += "already-stripped ldflags"
