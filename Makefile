@@ -20,9 +20,10 @@
 #   make soak     cloud reliability suite: 50 kill -9 rounds against a real broker, summary line
 #   make soak-long  the long-run test for an hour (SOAK_LONG_SECONDS): a line a minute, summary;
 #                 SOAK_LONG_BUILD=release drives the release carkey-agent instead of the debug one
-#   make static   statically linked release carkey-agent (builds a static libmosquitto)
-#   make glibc    the same release objects linked against glibc, for boards with a TPM 2.0 or
-#                 PKCS#11 key vault (the static binary cannot load tss2 or a module), in build/glibc
+#   make static   statically linked release carkey-agent and carkey, and carkey-pkcs11-bridge (builds a
+#                 static libmosquitto); every key vault works with them
+#   make glibc    the same release objects linked against the system's glibc and libraries, in
+#                 build/glibc (not shipped; make test runs the vault tests against it as well)
 #   make static-aarch64  fully static, stripped carkey-agent and carkey for aarch64 in build/aarch64
 #                 (cross-built with Swift 6.0 from a trixie chroot and unpacked arm64 packages
 #                 cached in /var/cache; scripts/aarch64)
@@ -60,8 +61,16 @@ deps:
 deps-build:
 	@scripts/deps.sh --build
 
+# The PKCS#11 bridge (tools/pkcs11-bridge, docs/pkcs11-bridge.md): a small dynamically linked C
+# program the agent starts to load a token's module, built with the host cc beside each agent
+# that needs it (the debug build's for the tests, build/static, build/glibc).
+PKCS11_BRIDGE_SOURCES := $(wildcard tools/pkcs11-bridge/*)
+%/carkey-pkcs11-bridge: $(PKCS11_BRIDGE_SOURCES)
+	tools/pkcs11-bridge/build.sh $@ $(CC) $(shell pkg-config --cflags p11-kit-1 2>/dev/null)
+
 build: deps-build
 	$(SWIFT) build $(SWIFTPM)
+	@$(MAKE) --no-print-directory $(SCRATCH)/debug/carkey-pkcs11-bridge
 
 run: build
 	@scripts/demo.sh $(SCRATCH)/debug
@@ -70,23 +79,28 @@ run: build
 ATTACK_REPORT := $(abspath $(SCRATCH))/attack-report.jsonl
 ATTACK_SCALE ?= 10
 
-# When build/glibc holds the vault boards' binaries (make glibc; CI builds them), the vault
-# tests run a second time against them (CARKEY_TEST_BINARIES: Tests/Harness/AgentProcess.swift).
-GLIBC_BINARIES := $(abspath build/glibc)
+# The vault tests run again against the release builds (CARKEY_TEST_BINARIES:
+# Tests/Harness/AgentProcess.swift): build/static, the binary that ships (it frames TPM 2.0
+# commands itself and reaches a PKCS#11 module through its carkey-pkcs11-bridge), and
+# build/glibc, the same objects linked against the system's libraries. A build older than the
+# sources is skipped with a message (a failure under CARKEY_REQUIRE_ARTIFACTS=1, as CI runs).
+# An existing build gets its bridge here without a rebuild of the agent.
+RELEASE_BUILDS := $(abspath build/static) $(abspath build/glibc)
 test: deps build
 	rm -f $(ATTACK_REPORT)
+	@for dir in $(RELEASE_BUILDS); do [[ ! -x $$dir/carkey-agent ]] || $(MAKE) --no-print-directory $$dir/carkey-pkcs11-bridge; done
 	CARKEY_ATTACK_REPORT=$(ATTACK_REPORT) $(SWIFT) test $(SWIFTPM); status=$$?; \
 	    scripts/attack-table.sh $(ATTACK_REPORT) || [[ $$status != 0 ]] || status=1; \
-	    stale=$$(find Sources Package.swift -newer $(GLIBC_BINARIES)/carkey-agent -print -quit 2>/dev/null); \
-	    if [[ -x $(GLIBC_BINARIES)/carkey-agent && -n $$stale ]]; then \
-	        echo "make test: $(GLIBC_BINARIES) is older than $$stale: its vault pass skipped (make glibc)" >&2; \
-	        [[ $${CARKEY_REQUIRE_ARTIFACTS:-} != 1 ]] || status=1; \
-	    elif [[ -x $(GLIBC_BINARIES)/carkey-agent && -x $(GLIBC_BINARIES)/carkey ]]; then \
-	        echo "make test: the vault tests again, against $(GLIBC_BINARIES)"; \
-	        CARKEY_TEST_BINARIES=$(GLIBC_BINARIES) $(SWIFT) test $(SWIFTPM) --skip-build --filter 'VaultAgentTests' || status=1; \
-	    elif [[ $${CARKEY_REQUIRE_ARTIFACTS:-} == 1 ]]; then \
-	        echo "make test: no glibc build in $(GLIBC_BINARIES) (make glibc)" >&2; status=1; \
-	    fi; exit $$status
+	    for dir in $(RELEASE_BUILDS); do \
+	        stale=$$(find Sources Package.swift -newer $$dir/carkey-agent -print -quit 2>/dev/null); \
+	        if [[ -x $$dir/carkey-agent && -x $$dir/carkey && -x $$dir/carkey-pkcs11-bridge && -z $$stale ]]; then \
+	            echo "make test: the vault tests again, against $$dir"; \
+	            CARKEY_TEST_BINARIES=$$dir $(SWIFT) test $(SWIFTPM) --skip-build --filter 'VaultAgentTests' || status=1; \
+	        else \
+	            echo "make test: no current build in $$dir$${stale:+ (older than $$stale)}: its vault pass skipped (make static glibc)" >&2; \
+	            [[ $${CARKEY_REQUIRE_ARTIFACTS:-} != 1 ]] || status=1; \
+	        fi; \
+	    done; exit $$status
 
 # The suite under AddressSanitizer / ThreadSanitizer, in their own scratch paths; the agent
 # subprocesses the end-to-end tests start are instrumented too, and any report from any process
@@ -156,9 +170,11 @@ soak-long: deps
 
 static: deps
 	@SCRATCH=$(SCRATCH) scripts/build-static.sh
+	@$(MAKE) --no-print-directory build/static/carkey-pkcs11-bridge
 
 glibc: static
 	@SCRATCH=$(SCRATCH) scripts/build-glibc.sh
+	@$(MAKE) --no-print-directory build/glibc/carkey-pkcs11-bridge
 
 static-aarch64: deps
 	@scripts/aarch64/build.sh

@@ -23,9 +23,9 @@ let package = Package(
                        providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"])]),
-        // Headers only (no link): the TPM 2.0 and PKCS#11 key vaults load their libraries at run
-        // time (Sources/Drivers/SecureKeys).
-        .systemLibrary(name: "CTSS2", path: "Sources/CTSS2", providers: [.apt(["libtss2-dev"])]),
+        // Headers only (no link): the PKCS#11 key vault loads its module at run time
+        // (Sources/Drivers/SecureKeys/PKCS11). The TPM 2.0 vault speaks the TPM's own protocol
+        // (Sources/Drivers/SecureKeys/TPM2) and needs no library.
         .systemLibrary(name: "CPKCS11", path: "Sources/CPKCS11", providers: [.apt(["libp11-kit-dev"])]),
         // Static-inline C helpers for macros and variadic calls Swift cannot import.
         .target(name: "CShims", dependencies: ["COpenSSL", "CSQLite"]),
@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "Protocol", dependencies: ["COpenSSL", "CShims"]),
         // Device and service backends, each with a simulated twin.
         .target(name: "Drivers",
-                dependencies: ["Protocol", "CShims", "CMosquitto", "CGPIOD", "CBluetooth", "CSQLite", "CTSS2", "CPKCS11"]),
+                dependencies: ["Protocol", "CShims", "CMosquitto", "CGPIOD", "CBluetooth", "CSQLite", "CPKCS11", "COpenSSL"]),
 
         // Shared argument parsing and subcommand dispatch for the executables.
         .target(name: "CommandLineKit"),

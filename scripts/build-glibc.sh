@@ -1,13 +1,11 @@
 #!/usr/bin/env bash
-# `make glibc`: the release carkey-agent and carkey for boards with a key vault (TPM 2.0 or a
-# PKCS#11 token), in build/glibc: the objects `make static` compiled, linked again against the
-# system's glibc and C libraries (libssl, SQLite, libmosquitto, libgpiod, libbluetooth) with
-# the Swift runtime linked in.
+# `make glibc`: the release carkey-agent and carkey linked against the system's glibc and C
+# libraries (libssl, SQLite, libmosquitto, libgpiod, libbluetooth) with the Swift runtime linked
+# in, in build/glibc: the objects `make static` compiled, linked again.
 #
-# Why a second link: the vaults load tpm2-tss and the token's PKCS#11 module with dlopen, and a
-# fully static glibc executable cannot load shared libraries safely (the library brings a
-# second libc: the static agent crashed in every vault path). The static binary refuses vaults
-# with a message naming this build (Sources/Drivers/System/SharedLibrary.swift).
+# Not shipped: every key vault works with the static binary (TPM 2.0 spoken directly, PKCS#11
+# through carkey-pkcs11-bridge). It stays as the dynamically linked counterpart the vault tests
+# also run against (make test), and for whoever wants the system's OpenSSL on a board.
 #
 # Why relink instead of a second `swift build`: the static and glibc builds then run the same
 # compiled code (what the vault tests pass on is what the static binary runs), and the glibc

@@ -69,7 +69,7 @@ unmount() { for fs in dev/pts dev proc; do umount "$root/$fs" 2>/dev/null || tru
 trap unmount EXIT
 chroot "$root" swift --version | head -1
 # The chroot has no VM tools; the GPIO lane runs from the host below, with the chroot's bundle.
-chroot "$root" bash -c "cd /src && export OPENCARKEY_SHARED=/shared CARKEY_GPIO_LANE=0 && swift build --build-tests && swift test ${filter:+--filter '$filter'}"
+chroot "$root" bash -c "cd /src && export OPENCARKEY_SHARED=/shared CARKEY_GPIO_LANE=0 && swift build --build-tests && tools/pkcs11-bridge/build.sh .build/debug/carkey-pkcs11-bridge cc \$(pkg-config --cflags p11-kit-1) && swift test ${filter:+--filter '$filter'}"
 
 unmount   # the guest binds its own /dev, /sys and /proc into the chroot
 if [[ ${CARKEY_GPIO_LANE:-1} != 0 ]]; then

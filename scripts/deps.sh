@@ -24,8 +24,8 @@ build_packages=(
     libgpiod-dev        # CGPIOD: lock actuators (libgpiod v1.6 API)
     libbluetooth-dev    # CBluetooth: BLE advertising via BlueZ
     libsqlite3-dev      # CSQLite: durable outbound queue
-    # Key vaults (issue 18): headers only; the agent dlopens libtss2-* and the PKCS#11 module.
-    libtss2-dev         # CTSS2: tpm2-tss types and prototypes (ESYS, TCTI loader, MU, RC)
+    # Key vaults: the PKCS#11 header only (the agent dlopens the module); the TPM 2.0 vault
+    # speaks the TPM's protocol itself and needs no tpm2-tss to build.
     libp11-kit-dev      # CPKCS11: the PKCS#11 v2.40 header (p11-kit-1/p11-kit/pkcs11.h)
     pkg-config          # SwiftPM resolves the system libraries through it
 )
@@ -37,7 +37,7 @@ test_packages=(
     ejabberd            # a second, independent MQTT v5 broker (mod_mqtt), clustered in the tests
     swtpm               # TPM 2.0 simulator: the TPM vault tests and make bench start one on loopback
     swtpm-tools         # swtpm_setup, swtpm_ioctl: provision or poke a simulator by hand (the tests need only swtpm)
-    tpm2-tools          # tpm2_* commands: inspect or reset a (software) TPM by hand when a vault test fails
+    tpm2-tools          # tpm2_* commands: the reference the TPM tests check blobs against (tpm2-tss underneath); inspect a TPM by hand
     softhsm2            # software PKCS#11 token: the PKCS#11 vault tests and make bench (softhsm2-util, the module)
     # The Bluetooth LE lane (scripts/ble-vm): a Debian kernel booted under qemu with virtme-ng,
     # virtual controllers from btvirt, btmgmt/hcitool to drive them, bluetoothd to detect.

@@ -82,6 +82,9 @@ fi
 
 # The agents the end-to-end tests spawn must be the instrumented ones.
 products=$(swift build --sanitize="$mode" --scratch-path "$scratch" --show-bin-path)
+# The PKCS#11 vault's helper beside the agents and the test bundle (not instrumented: C, and a
+# separate process; docs/pkcs11-bridge.md).
+"$(dirname "${BASH_SOURCE[0]}")/../tools/pkcs11-bridge/build.sh" "$products/carkey-pkcs11-bridge" cc $(pkg-config --cflags p11-kit-1)
 symbol=$([[ $mode == thread ]] && echo __tsan_init || echo __asan_init)
 for binary in carkey-agent carkey carkey-storage-crasher; do
     if [[ $(nm "$products/$binary" 2>/dev/null | grep -c "$symbol") == 0 ]]; then

@@ -33,7 +33,7 @@ enum VaultBench {
             } catch let skip as VaultSkip {
                 emitSkip(name, skip.description)
             } catch let error as SecureKeyError {
-                // The library missing (libtss2, the module) is a skip; any other device error
+                // The device or module missing (no swtpm, no SoftHSM2) is a skip; any other device error
                 // on a present device fails the benchmark.
                 guard case .deviceMissing = error else { throw error }
                 emitSkip(name, error.description)

@@ -4,7 +4,10 @@
 // tests assert on those lines, on `file`, and that the script fails when it should.
 // The binaries come from a separate cross build: without build/aarch64/carkey-agent the tests
 // that need it skip, unless CARKEY_REQUIRE_AARCH64=1 makes that a failure (.ci/run builds them
-// on every run and sets it).
+// on every run and sets it). The tpm2 case runs the aarch64 agent under qemu against a swtpm on
+// host loopback: the TPM 2.0 vault needs no library, so the static board binary has it.
+import Drivers
+import TestHarness
 import XCTest
 #if canImport(Glibc)
 import Glibc
@@ -63,6 +66,65 @@ final class Aarch64StaticTests: XCTestCase {
         XCTAssertTrue(lines.contains { $0.hasPrefix("smoke: figure idle-rss-kb") && $0.contains("qemu's RSS") })
     }
 
+    /// The bookworm arm64 userland scripts/aarch64/setup.sh unpacks for this test: Debian 12's
+    /// glibc 2.36 (the boards') and SoftHSM2.
+    private static var bookwormRoot: String {
+        (getenv("OPENCARKEY_AARCH64_CACHE").map { String(cString: $0) } ?? "/var/cache/opencarkey-aarch64")
+            + "/amd64/ock/softhsm-bookworm/root"
+    }
+
+    /// The static aarch64 agent under qemu with a bookworm arm64 SoftHSM2 token through the
+    /// aarch64 carkey-pkcs11-bridge, itself run by qemu against bookworm's glibc (-L). This host
+    /// has no binfmt_misc entry for aarch64, so the agent starts the bridge through a wrapper
+    /// script named carkey-pkcs11-bridge that runs it under qemu-aarch64-static.
+    func testTheStaticAgentUsesAnArm64SoftHSMTokenThroughTheAarch64BridgeUnderQemu() throws {
+        try requireArtifacts()
+        let required = getenv("CARKEY_REQUIRE_AARCH64").map { String(cString: $0) } == "1"
+        let root = Self.bookwormRoot
+        let bridge = Self.artifacts + "/carkey-pkcs11-bridge"
+        for path in [bridge, root + "/usr/lib/softhsm/libsofthsm2.so", root + "/usr/bin/softhsm2-util"] where access(path, R_OK) != 0 {
+            if required { XCTFail("CARKEY_REQUIRE_AARCH64=1 but \(path) is missing (make static-aarch64)") }
+            throw XCTSkip("\(path) is missing: run `make static-aarch64`")
+        }
+        let file = try Subprocess.run("/usr/bin/file", ["-b", bridge]).stdout
+        XCTAssertTrue(file.contains("ARM aarch64") && file.contains("dynamically linked"), file)
+        // Debian 12 has glibc 2.36: nothing newer than GLIBC_2.34 may be needed.
+        let symbols = try Subprocess.run("/usr/bin/readelf", ["--dyn-syms", "-W", bridge]).stdout
+        let versions = symbols.components(separatedBy: "@GLIBC_2.").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
+        XCTAssertFalse(versions.isEmpty, symbols)
+        XCTAssertLessThanOrEqual(versions.max() ?? 99, 34, "GLIBC_2.\(versions.max() ?? 0) needed")
+
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        XCTAssertEqual(mkdir(folder + "/tokens", 0o700), 0)
+        try Subprocess.write("directories.tokendir = \(folder)/tokens\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n",
+                             to: folder + "/softhsm2.conf")
+        setenv("SOFTHSM2_CONF", folder + "/softhsm2.conf", 1)
+        defer { unsetenv("SOFTHSM2_CONF") }
+        let made = try Subprocess.run("/usr/bin/qemu-aarch64-static", ["-L", root, root + "/usr/bin/softhsm2-util", "--init-token", "--free",
+                                                                      "--label", "arm64-car", "--so-pin", "87654321", "--pin", "123456"])
+        XCTAssertEqual(made.status, 0, made.stdout + made.stderr)
+        let wrapper = folder + "/qemu/carkey-pkcs11-bridge"
+        XCTAssertEqual(mkdir(folder + "/qemu", 0o700), 0)
+        try Subprocess.write("#!/bin/sh\nexec /usr/bin/qemu-aarch64-static -L \(root) \(bridge) \"$@\"\n", to: wrapper)
+        XCTAssertEqual(chmod(wrapper, 0o755), 0)
+        try Subprocess.write("123456\n", to: folder + "/pin")
+        XCTAssertEqual(chmod(folder + "/pin", 0o600), 0)
+        let config = folder + "/agent.json"
+        try Subprocess.write(#"{"vault": {"provider": "pkcs11", "module": "/usr/lib/softhsm/libsofthsm2.so", "token": "arm64-car", "pinFile": ""#
+                             + folder + #"/pin", "bridge": ""# + wrapper + #""}}"#, to: config)
+        let dir = ["--state-dir", folder + "/state", "--config", config]
+
+        let agent = try BackgroundProcess("/usr/bin/qemu-aarch64-static", [Self.artifacts + "/carkey-agent", "run", "--simulate", "--clock-sync", "no"] + dir)
+        let up = agent.wait(timeoutSeconds: 120) { agent.stderr.contains("carkey-agent: control socket") || !agent.isRunning }
+        XCTAssertTrue(up && agent.isRunning, agent.stderr)
+        XCTAssertTrue(agent.stderr.contains("key vault: pkcs11: PKCS#11 module /usr/lib/softhsm/libsofthsm2.so, token arm64-car (SoftHSM"), agent.stderr)
+        XCTAssertEqual(agent.stop(timeoutSeconds: 30), 0, "SIGTERM is a clean exit: \(agent.stderrTail)")
+        XCTAssertFalse(agent.stderr.contains("double free"), agent.stderr)
+        let keys = try Subprocess.run("/usr/bin/qemu-aarch64-static", [Self.artifacts + "/carkey-agent", "keys"] + dir)
+        XCTAssertEqual(keys.status, 0, keys.stderr)
+    }
+
     /// A folder without the binaries: the script says which is missing and fails.
     func testSmokeFailsWhenABinaryIsMissing() throws {
         guard access("/usr/bin/file", X_OK) == 0 else { throw XCTSkip("/usr/bin/file is not installed") }
@@ -112,5 +174,49 @@ final class Aarch64StaticTests: XCTestCase {
         let prefix = "smoke: figure \(name) "
         guard let line = lines.first(where: { $0.hasPrefix(prefix) }) else { return nil }
         return Int(line.dropFirst(prefix.count).prefix { $0.isNumber })
+    }
+
+    /// A file-vault car (made by the host's debug build) migrated to a TPM 2.0 by the aarch64
+    /// agent, which then runs on it under qemu (the owner unlocks: the identity signs in the
+    /// TPM), stops cleanly, starts again and lists its keys.
+    func testTheAarch64AgentRunsATPM2VaultUnderQemu() throws {
+        try requireArtifacts()
+        let swtpmState = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(swtpmState) }
+        let tpm: TPM2SoftwareTPM
+        do { tpm = try TPM2SoftwareTPM(stateFolder: swtpmState) } catch let missing as HarnessUnavailable {
+            if getenv("CARKEY_REQUIRE_AARCH64").map({ String(cString: $0) }) == "1" { XCTFail("\(missing)") }
+            throw XCTSkip(missing.description)
+        }
+        defer { tpm.kill() }
+        // The harness runs CARKEY_TEST_BINARIES' carkey-agent and carkey: here two wrappers
+        // that exec the aarch64 binaries under qemu (exec: signals reach qemu, which passes them on).
+        let wrappers = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(wrappers); unsetenv("CARKEY_TEST_BINARIES") }
+        for name in ["carkey-agent", "carkey"] {
+            try Subprocess.write("#!/bin/sh\nexec /usr/bin/qemu-aarch64-static \(Self.artifacts)/\(name) \"$@\"\n", to: wrappers + "/" + name)
+            XCTAssertEqual(chmod(wrappers + "/" + name, 0o755), 0)
+        }
+
+        let car = AgentHarness()
+        try car.start(clockSync: "no")
+        let owner = try car.enrollOwner()
+        XCTAssertEqual(car.stop(), 0)
+        let config = car.folder + "/agent.json"
+        try Subprocess.write(#"{"vault": {"provider": "tpm2", "tcti": ""# + tpm.tcti + #""}}"#, to: config)
+
+        setenv("CARKEY_TEST_BINARIES", wrappers, 1)
+        let dir = ["--state-dir", car.stateDir, "--config", config]
+        let migrated = try car.agentTool(["vault", "migrate", "--to", "tpm2"] + dir + ["--backup", car.folder + "/before-vault.db"])
+        XCTAssertEqual(migrated.status, 0, migrated.stdout + migrated.stderr)
+        for round in 1...2 {
+            let agent = try car.start(clockSync: "no", ["--config", config])
+            XCTAssertTrue(agent.stderr.contains("carkey-agent: key vault: tpm2: TPM 2.0 at \(tpm.tcti)"), agent.stderr)
+            XCTAssertEqual(try car.phone("unlock", key: owner.path).firstLine, "ok", "round \(round)")
+            XCTAssertEqual(car.stop(), 0, "round \(round): a clean stop")
+        }
+        let keys = try car.agentTool(["keys"] + dir)
+        XCTAssertEqual(keys.status, 0, keys.stderr)
+        XCTAssertTrue(keys.stdout.contains(try car.keyIDHex(owner.publicHex)), keys.stdout)
     }
 }

@@ -454,6 +454,8 @@ private enum PackageLayout {
     static let expected: [String: String] = [
         "./usr/bin/carkey-agent": "-rwxr-xr-x root/root",
         "./usr/bin/carkey": "-rwxr-xr-x root/root",
+        // The PKCS#11 vault's helper, dynamically linked (docs/pkcs11-bridge.md).
+        "./usr/libexec/opencarkey/carkey-pkcs11-bridge": "-rwxr-xr-x root/root",
         "./lib/systemd/system/carkey-agent.service": "-rw-r--r-- root/root",
         "./lib/udev/rules.d/60-opencarkey.rules": "-rw-r--r-- root/root",
         "./usr/lib/sysusers.d/carkey-agent.conf": "-rw-r--r-- root/root",

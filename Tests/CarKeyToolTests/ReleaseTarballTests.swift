@@ -1,8 +1,9 @@
 // `make release` (scripts/release/tarball.sh): the tarballs the Yocto recipe fetches. Checked
 // with stand-in static binaries (busybox-static is a static x86-64 ELF, which is all the script
-// looks at) and a stand-in link map naming two Debian archives: the recipe's files, LICENSE and
-// the notices are inside under carkey-agent-VERSION/, the SBOM is beside it, the checksum line
-// comes out, two runs give the same bytes, and a dynamic binary, a missing map, a GPL-only
+// looks at; /bin/ls stands in for the dynamically linked PKCS#11 bridge) and a stand-in link
+// map naming two Debian archives: the recipe's files, the bridge, LICENSE and the notices are
+// inside under carkey-agent-VERSION/, the SBOM is beside it, the checksum line comes out, two
+// runs give the same bytes, and a dynamic agent, a missing bridge, a missing map, a GPL-only
 // member and a LICENSE the recipe's LIC_FILES_CHKSUM does not match are refused. The relink
 // kit is left out here (--objects none): RelinkKitTests makes one from the real objects.
 import XCTest
@@ -23,6 +24,7 @@ final class ReleaseTarballTests: XCTestCase {
             XCTAssertEqual(try Subprocess.run("/bin/cp", [source, bin + "/" + name]).status, 0)
             try Subprocess.write(map, to: bin + "/" + name + ".map")
         }
+        XCTAssertEqual(try Subprocess.run("/bin/cp", ["/bin/ls", bin + "/carkey-pkcs11-bridge"]).status, 0)
         return bin
     }
 
@@ -53,9 +55,9 @@ final class ReleaseTarballTests: XCTestCase {
         let tarball = folder + "/a/carkey-agent-\(version)-x86_64.tar.gz"
         let listing = try Subprocess.run("/bin/tar", ["-tvzf", tarball])
         XCTAssertEqual(listing.status, 0, listing.stderr)
-        for path in ["bin/carkey-agent", "bin/carkey", "board/systemd/carkey-agent.service", "board/systemd/carkey-agent.sysusers",
-                     "board/udev/60-opencarkey.rules", "board/agent.example.json", "board/overlays/opencarkey-dwm3000-rpi.dts",
-                     "LICENSE", "THIRD-PARTY-NOTICES.txt"] {
+        for path in ["bin/carkey-agent", "bin/carkey", "libexec/opencarkey/carkey-pkcs11-bridge", "board/systemd/carkey-agent.service",
+                     "board/systemd/carkey-agent.sysusers", "board/udev/60-opencarkey.rules", "board/agent.example.json",
+                     "board/overlays/opencarkey-dwm3000-rpi.dts", "LICENSE", "THIRD-PARTY-NOTICES.txt"] {
             XCTAssertTrue(listing.stdout.contains(" carkey-agent-\(version)/\(path)\n"), "\(path) missing:\n\(listing.stdout)")
         }
         XCTAssertTrue(listing.stdout.contains("-rwxr-xr-x 0/0"), "binaries are 0755 root:\n\(listing.stdout)")
@@ -122,6 +124,17 @@ final class ReleaseTarballTests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("is not a static x86_64 executable"), result.stderr)
         let made = try Subprocess.run("/usr/bin/find", [folder + "/out", "-name", "*.tar.gz"])
         XCTAssertEqual(made.stdout, "", "nothing is written for a refused architecture")
+    }
+
+    func testAMissingBridgeIsRefused() throws {
+        guard access(Self.staticStandIn, X_OK) == 0 else { throw XCTSkip("busybox-static is not installed") }
+        let folder = Subprocess.makeTemporaryDirectory()
+        defer { Subprocess.removeTree(folder) }
+        let bin = try binaries(from: Self.staticStandIn, in: folder)
+        XCTAssertEqual(unlink(bin + "/carkey-pkcs11-bridge"), 0)
+        let result = try Subprocess.run(Self.script, ["--out", folder + "/out", "--x86_64", bin, "--aarch64", folder + "/none"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("no \(bin)/carkey-pkcs11-bridge"), result.stderr)
     }
 
     func testNoBinariesAtAllIsAnError() throws {

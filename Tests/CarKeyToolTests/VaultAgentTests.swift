@@ -315,6 +315,60 @@ final class VaultAgentTests: XCTestCase {
         XCTAssertEqual(harness.stop(), 0)
     }
 
+    /// A bridge that is missing, or that dies at once, stops the start with one line naming
+    /// it and the fix, and writes nothing (the vault opens before the store).
+    func testPKCS11BridgeMissingOrDyingStopsTheStartNamingItAndWritesNothing() throws {
+        let token = try makeToken()
+        let harness = AgentHarness()
+        let config = try pkcs11Config(harness, token, pin: String(decoding: token.pin, as: UTF8.self))
+        try harness.start(clockSync: "no", ["--config", config])
+        XCTAssertEqual(harness.stop(), 0)
+        let pinFile = config + ".pin"
+        func bridgeConfig(_ bridge: String, name: String) throws -> String {
+            try writeConfig(harness, #"{"provider": "pkcs11", "module": ""# + SoftHSMToken.modulePath + #"", "token": ""#
+                            + token.label + #"", "pinFile": ""# + pinFile + #"", "bridge": ""# + bridge + #""}"#, name: name)
+        }
+        let missing = harness.folder + "/nowhere/carkey-pkcs11-bridge"
+        let gone = try refusedStartWritesNothing(stateDir: harness.stateDir, config: try bridgeConfig(missing, name: "missing.json"))
+        XCTAssertEqual(gone.status, 1, gone.stderr)
+        XCTAssertTrue(gone.stderr.contains("key vault: pkcs11: PKCS#11 bridge \(missing) not available") && gone.stderr.contains("\"bridge\" key"), gone.stderr)
+        XCTAssertEqual(gone.stderr.split(separator: "\n").count, 1, gone.stderr)
+
+        let dying = harness.folder + "/dies/carkey-pkcs11-bridge"
+        XCTAssertEqual(mkdir(harness.folder + "/dies", 0o700), 0)
+        try Subprocess.write("#!/bin/sh\nexit 3\n", to: dying)
+        XCTAssertEqual(chmod(dying, 0o755), 0)
+        let died = try refusedStartWritesNothing(stateDir: harness.stateDir, config: try bridgeConfig(dying, name: "dies.json"))
+        XCTAssertEqual(died.status, 1, died.stderr)
+        XCTAssertTrue(died.stderr.contains("PKCS#11 bridge \(dying) not available") && died.stderr.contains("exited with status 3"), died.stderr)
+    }
+
+    /// The agent's carkey-pkcs11-bridge children (their parent PID, from /proc/PID/stat).
+    private func bridges(of agent: pid_t) throws -> [pid_t] {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc").compactMap { Int32($0) }.filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.range(of: ") ", options: .backwards) else { return false }
+            let name = stat[stat.startIndex..<close.lowerBound]
+            let fields = stat[close.upperBound...].split(separator: " ")
+            return name.hasSuffix("(carkey-pkcs11-b") && fields.count > 1 && Int32(fields[1]) == agent
+        }
+    }
+
+    /// The bridge never outlives the agent: a SIGKILLed agent (no clean stop runs) takes its
+    /// bridge with it (PR_SET_PDEATHSIG, and end of file on the bridge's stdin).
+    func testPKCS11BridgeDiesWithTheAgent() throws {
+        let token = try makeToken()
+        let harness = AgentHarness()
+        let config = try pkcs11Config(harness, token, pin: String(decoding: token.pin, as: UTF8.self))
+        let agent = try harness.start(clockSync: "no", ["--config", config])
+        let children = try bridges(of: agent.pid)
+        XCTAssertEqual(children.count, 1, "one bridge for the vault")
+        XCTAssertEqual(harness.kill(), 128 + SIGKILL)
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline, children.contains(where: { kill($0, 0) == 0 }) { usleep(20_000) }
+        XCTAssertFalse(children.contains { kill($0, 0) == 0 }, "the bridge is gone with the agent")
+    }
+
     func testWrongPINFileStopsTheStartNamingItAndWritesNothing() throws {
         let token = try makeToken()
         let harness = AgentHarness()

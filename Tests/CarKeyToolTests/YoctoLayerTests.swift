@@ -88,8 +88,10 @@ final class YoctoLayerTests: XCTestCase {
         XCTAssertEqual(try Subprocess.run("/bin/cp", ["-r", board, source + "/board"]).status, 0)
         try Subprocess.write("#!/bin/sh\n# stand-in carkey-agent\n", to: source + "/bin/carkey-agent")
         try Subprocess.write("#!/bin/sh\n# stand-in carkey\n", to: source + "/bin/carkey")
+        XCTAssertEqual(try Subprocess.run("/bin/mkdir", ["-p", source + "/libexec/opencarkey"]).status, 0)
+        try Subprocess.write("#!/bin/sh\n# stand-in carkey-pkcs11-bridge\n", to: source + "/libexec/opencarkey/carkey-pkcs11-bridge")
         // openembedded-core's bitbake.conf with usrmerge (systemd images on wrynose).
-        let variables = ["D=" + image, "S=" + source, "bindir=/usr/bin", "sysconfdir=/etc", "localstatedir=/var",
+        let variables = ["D=" + image, "S=" + source, "bindir=/usr/bin", "libexecdir=/usr/libexec", "sysconfdir=/etc", "localstatedir=/var",
                          "nonarch_libdir=/usr/lib", "nonarch_base_libdir=/usr/lib", "systemd_system_unitdir=/usr/lib/systemd/system"]
         let run = try Subprocess.run("/usr/bin/env", variables + ["/bin/bash", "-euc", body])
         XCTAssertEqual(run.status, 0, run.stdout + run.stderr)
@@ -102,6 +104,7 @@ final class YoctoLayerTests: XCTestCase {
         let expected: [String: (from: String, mode: String)] = [
             "usr/bin/carkey-agent": ("bin/carkey-agent", "755"),
             "usr/bin/carkey": ("bin/carkey", "755"),
+            "usr/libexec/opencarkey/carkey-pkcs11-bridge": ("libexec/opencarkey/carkey-pkcs11-bridge", "755"),
             "usr/lib/systemd/system/carkey-agent.service": ("board/systemd/carkey-agent.service", "644"),
             "usr/lib/sysusers.d/carkey-agent.conf": ("board/systemd/carkey-agent.sysusers", "644"),
             "usr/lib/udev/rules.d/60-opencarkey.rules": ("board/udev/60-opencarkey.rules", "644"),

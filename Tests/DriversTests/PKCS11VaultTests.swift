@@ -15,7 +15,7 @@ final class PKCS11VaultTests: XCTestCase {
     private var cleanups: [() -> Void] = []
 
     override func tearDown() {
-        // Vaults first (C_Finalize when the last closes), then the folders.
+        // Vaults first (each stops its bridge, which finalizes its module), then the folders.
         for cleanup in cleanups.reversed() { cleanup() }
         cleanups = []
         unsetenv("SOFTHSM2_CONF")
@@ -255,7 +255,7 @@ final class PKCS11VaultTests: XCTestCase {
         let blob = try Files.read(state + "/pkcs11-storage.key")
 
         // The SD card moved to another board: a token with the same label, freshly initialised.
-        // The module was finalized when vault A closed, so it rereads SOFTHSM2_CONF.
+        // Vault B has a new bridge, whose module reads SOFTHSM2_CONF afresh.
         let boardB = try token("car")
         let vaultB = try open(boardB, state: state)
         // Board B is in use: its token has its own storage-wrap key (and its own state folder),
@@ -305,7 +305,7 @@ final class PKCS11VaultTests: XCTestCase {
         XCTAssertEqual(try vault.storageKey(), key, "the untouched file still opens")
     }
 
-    func testTwoVaultsShareTheModuleAndClosingOneKeepsTheOther() throws {
+    func testTwoVaultsOnOneTokenEachHaveABridgeAndClosingOneKeepsTheOther() throws {
         let token = try token()
         let state = stateDirectory()
         let first = try open(token, state: state)
@@ -316,7 +316,7 @@ final class PKCS11VaultTests: XCTestCase {
         let other = try XCTUnwrap(try second.deviceIdentity(create: false))
         XCTAssertEqual(other.publicKey, identity.publicKey)
         let signed = try other.signature(for: [1, 2, 3])
-        XCTAssertTrue(other.publicKey.isValidSignature(signed, for: [1, 2, 3]), "the module was not finalized under the second vault")
+        XCTAssertTrue(other.publicKey.isValidSignature(signed, for: [1, 2, 3]), "the second vault's bridge still holds its session")
     }
 
     // MARK: helpers

@@ -339,13 +339,21 @@ final class TPM2VaultTests: XCTestCase {
 
     // MARK: failures
 
-    func testAMissingLibraryNamesTheDebianPackage() {
-        expectError("missing library", { _ = try TPM2Library.open(("libtss2-esys-not-here.so.0", "libtss2-esys-3.0.2-0")) }) { error in
+    /// No library is loaded any more: transports this client does not speak are refused at
+    /// open with the fix named, and nothing is written.
+    func testTransportsThisClientDoesNotSpeakAreRefusedWithTheFix() {
+        expectError("tabrmd", { _ = try TPM2KeyVault(tcti: "tabrmd:bus_type=system", stateDirectory: "/nonexistent") }) { error in
             guard case .deviceMissing(let device, let fix) = error else { return false }
-            return device == "libtss2-esys-not-here.so.0" && fix.contains("apt install libtss2-esys-3.0.2-0")
+            return device.contains("tabrmd") && fix.contains("device:/dev/tpmrm0")
         }
-        // The real libraries are present here (libtss2-dev): loading them must succeed.
-        XCTAssertNoThrow(try TPM2Library.shared())
+        expectError("mssim", { _ = try TPM2KeyVault(tcti: "mssim:host=127.0.0.1,port=2321", stateDirectory: "/nonexistent") }) { error in
+            guard case .deviceMissing(_, let fix) = error else { return false }
+            return fix.contains("swtpm")
+        }
+        expectError("a device that is not there", { _ = try TPM2KeyVault(tcti: "device:/nonexistent/tpmrm9", stateDirectory: "/nonexistent") }) { error in
+            guard case .deviceMissing(let device, let fix) = error else { return false }
+            return device.contains("/nonexistent/tpmrm9") && fix.contains("ENOENT") || fix.contains("No such file")
+        }
     }
 
     func testAVanishedTPMGivesATypedErrorNotACrash() throws {

@@ -31,6 +31,25 @@ final class VaultSettingsTests: XCTestCase {
                        .tpm2(tcti: "swtpm:host=127.0.0.1,port=2321", pcrs: [7, 0]))
         XCTAssertEqual(try parse(#"{"vault":{"provider":"pkcs11","module":"/usr/lib/p11.so","token":"car","pinFile":"pin"}}"#).vault,
                        .pkcs11(module: "/usr/lib/p11.so", token: "car", pinFile: "/etc/opencarkey/pin"), "relative to the config file")
+        XCTAssertEqual(try parse(#"{"vault":{"provider":"pkcs11","module":"/p11.so","token":"car","pinFile":"/pin","bridge":"libexec/carkey-pkcs11-bridge"}}"#).vault,
+                       .pkcs11(module: "/p11.so", token: "car", pinFile: "/pin", bridge: "/etc/opencarkey/libexec/carkey-pkcs11-bridge"),
+                       "the bridge's path, relative to the config file")
+    }
+
+    /// tabrmd and mssim need what carkey-agent does not have (D-Bus and tpm2-tss, the Microsoft
+    /// simulator's framing): refused when the config is read, naming what works instead.
+    func testTransportsWithoutANativeClientAreRefusedNamingTheKernelResourceManager() {
+        for tcti in ["tabrmd", "tabrmd:bus_type=system", "mssim:host=127.0.0.1,port=2321"] {
+            do {
+                _ = try parse(#"{"vault":{"provider":"tpm2","tcti":""# + tcti + #""}}"#)
+                XCTFail("\(tcti) accepted")
+            } catch {
+                XCTAssertEqual(error.key, "vault.tcti")
+                XCTAssertTrue(error.description.contains("device:/dev/tpmrm0"), error.description)
+            }
+        }
+        XCTAssertEqual(try parse(#"{"vault":{"provider":"tpm2","tcti":"device:/dev/tpm0"}}"#).vault, .tpm2(tcti: "device:/dev/tpm0", pcrs: []))
+        XCTAssertEqual(try parse(#"{"vault":{"provider":"tpm2","tcti":"swtpm:port=2321"}}"#).vault, .tpm2(tcti: "swtpm:port=2321", pcrs: []))
     }
 
     func testErrorsNameTheKeyAndNeverTheValue() {
@@ -49,7 +68,12 @@ final class VaultSettingsTests: XCTestCase {
             (#"{"vault":{"provider":"pkcs11","module":"/x.so","token":"car"}}"#, "vault.pinFile"),
             (#"{"vault":{"provider":"pkcs11","module":"/x.so","token":"car","pinFile":"/p","pin":"123456"}}"#, "vault.pin"),
             (#"{"vault":{"tcti":"device:/dev/tpmrm0"}}"#, "vault.tcti"),
+            // Only the bridge: any other program would be started with the module path.
+            (#"{"vault":{"provider":"pkcs11","module":"/x.so","token":"car","pinFile":"/p","bridge":"/bin/nonsense-secret"}}"#, "vault.bridge"),
+            (#"{"vault":{"provider":"tpm2","bridge":"/usr/libexec/opencarkey/carkey-pkcs11-bridge"}}"#, "vault.bridge"),
             (#"{"vault":"tpm2"}"#, "vault"),
+            (#"{"vault":{"provider":"tpm2","tcti":"swtpm:host=tpm.example,port=2321"}}"#, "vault.tcti"),
+            (#"{"vault":{"provider":"tpm2","tcti":"device:tpmrm0"}}"#, "vault.tcti"),
         ]
         for (json, key) in cases {
             let found = error(json)

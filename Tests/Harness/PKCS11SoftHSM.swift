@@ -1,7 +1,7 @@
 // A private SoftHSM2 token for one test: its own softhsm2.conf and token folder under /tmp,
-// initialised with softhsm2-util. SoftHSM reads SOFTHSM2_CONF at C_Initialize, so `activate`
-// sets it for the process before a vault loads (or, after every vault closed, reloads) the
-// module.
+// initialised with softhsm2-util. SoftHSM reads SOFTHSM2_CONF at C_Initialize, in the
+// carkey-pkcs11-bridge process a vault starts with this process's environment, so `activate`
+// sets it before a vault opens.
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -22,9 +22,17 @@ public final class SoftHSMToken {
     }
 
     /// softhsm2-util, or HarnessUnavailable (tests skip, or fail under CARKEY_REQUIRE_ARTIFACTS=1).
+    /// The vault reaches the module through carkey-pkcs11-bridge, which `make build` puts beside
+    /// the test bundle and the debug agent: without it a vault cannot open.
     public static func require() throws(HarnessUnavailable) -> String {
-        if let utility = utilityPath, access(modulePath, R_OK) == 0 { return utility }
-        throw HarnessUnavailable("SoftHSM2 not installed (softhsm2-util, \(modulePath)): apt-get install softhsm2")
+        guard let utility = utilityPath, access(modulePath, R_OK) == 0 else {
+            throw HarnessUnavailable("SoftHSM2 not installed (softhsm2-util, \(modulePath)): apt-get install softhsm2")
+        }
+        let bridge = AgentProcess.besideTheRunningProgram("carkey-pkcs11-bridge")
+        guard access(bridge, X_OK) == 0 else {
+            throw HarnessUnavailable("no \(bridge): `make build` builds it (tools/pkcs11-bridge/build.sh)")
+        }
+        return utility
     }
 
     /// A fresh token labelled `label` in a new private folder; SOFTHSM2_CONF now points at it.

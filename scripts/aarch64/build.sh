@@ -5,6 +5,7 @@
 #
 # Writes to build/aarch64 (OPENCARKEY_AARCH64_OUT overrides):
 #   carkey-agent, carkey             stripped, "ARM aarch64, statically linked"
+#   carkey-pkcs11-bridge             stripped, dynamically linked (the PKCS#11 vault's helper)
 #   carkey-agent.map, carkey.map     lld link maps of the unstripped links (size breakdowns)
 #   link-roots.tsv                   where the maps' paths are here, and their package index
 #   build.log                        the compiler's output
@@ -85,6 +86,16 @@ for product in "${products[@]}"; do
     step_done "build $product" "$t"
 done
 
+# ---- the PKCS#11 bridge ----------------------------------------------------------------------
+# Dynamically linked against the sysroot's glibc (it loads the board's PKCS#11 module;
+# docs/pkcs11-bridge.md), with the same clang that builds libmosquitto; it needs no symbol
+# newer than GLIBC_2.34, so it runs on Debian 12 / Raspberry Pi OS 12 (PKCS11BridgeProcessTests).
+t=$(now)
+in_amd64 /ock/src/tools/pkcs11-bridge/build.sh /ock/out/carkey-pkcs11-bridge /usr/libexec/swift/bin/clang \
+    --target="$TRIPLE" --sysroot="$SYSROOT" -fuse-ld=lld -I"$SYSROOT/usr/include/p11-kit-1"
+cp "$AMD64/ock/out/carkey-pkcs11-bridge" "$out/carkey-pkcs11-bridge.tmp" && mv "$out/carkey-pkcs11-bridge.tmp" "$out/carkey-pkcs11-bridge"
+step_done "build carkey-pkcs11-bridge" "$t"
+
 # ---- strip, check, report -------------------------------------------------------------------
 t=$(now)
 for product in "${products[@]}"; do
@@ -118,6 +129,11 @@ for product in "${products[@]}"; do
     printf 'aarch64: %-13s %9d bytes (%s) stripped, %s unstripped; %s\n' "$product" "$size" \
         "$(numfmt --to=iec-i --suffix=B "$size")" "$(numfmt --to=iec-i --suffix=B "$unstripped")" "${description%%, BuildID*}"
 done
+description=$(file -b "$out/carkey-pkcs11-bridge")
+if [[ $description != *"ARM aarch64"* || $description != *"dynamically linked"* ]]; then
+    echo "aarch64: $out/carkey-pkcs11-bridge is not a dynamically linked aarch64 executable: $description" >&2
+    status=1
+fi
 echo "aarch64: outputs in $out (link maps: $out/*.map; unstripped: $AMD64$bin_dir)"
 echo "aarch64: step times: $(IFS=';'; echo "${log_step_times[*]}")"
 step_done "total" "$total_start"

@@ -5,7 +5,8 @@
 #   amd64/   trixie amd64 chroot with swiftlang (the cross compiler, native speed), cmake,
 #            binutils-aarch64-linux-gnu (strip), and under /ock everything built from it:
 #            /ock/sdk (the Swift SDK bundle), /ock/mosquitto (static libmosquitto for aarch64),
-#            /ock/gpiod-v1|v2 (libgpiod headers and .a), /ock/src and /ock/scratch-* (build.sh)
+#            /ock/gpiod-v1|v2 (libgpiod headers and .a), /ock/src and /ock/scratch-* (build.sh),
+#            /ock/softhsm-bookworm (bookworm arm64 SoftHSM2 and glibc, for the bridge test)
 #   arm64/   trixie's swiftlang:arm64 and the -dev packages with their dependencies, downloaded
 #            by this machine's apt and unpacked with dpkg-deb (no maintainer scripts, no qemu);
 #            the SDK sysroot is a trimmed copy of it
@@ -237,6 +238,20 @@ index_again trixie-arm64 trixie closure $arm64_packages
 index_again clibs-bookworm bookworm alone libssl-dev libssl3 libsqlite3-dev libsqlite3-0
 if [[ $GPIOD_API == v1 ]]; then index_again gpiod-v1 bookworm alone libgpiod-dev libgpiod2; fi
 if [[ $GPIOD_API == v2 ]]; then index_again gpiod-v2 trixie alone libgpiod-dev libgpiod3; fi
+
+# A bookworm arm64 userland with SoftHSM2 for the PKCS#11 bridge's test under qemu
+# (Aarch64StaticTests): Debian 12's glibc 2.36, which boards have, so the aarch64
+# carkey-pkcs11-bridge is run against the C library it must work with, loading bookworm's arm64
+# libsofthsm2.so. Not part of the build; a few MB.
+if ! stamped softhsm-bookworm; then
+    t=$(now)
+    arm64_debs softhsm-bookworm bookworm libsofthsm2 softhsm2 softhsm2-common libc6 libgcc-s1 libssl3 libstdc++6 libsqlite3-0
+    dir=$AMD64/ock/softhsm-bookworm
+    for file in usr/lib/softhsm/libsofthsm2.so usr/bin/softhsm2-util lib/ld-linux-aarch64.so.1; do
+        [[ -e $dir/root/$file ]] || { echo "aarch64: $file missing in $dir" >&2; exit 1; }
+    done
+    stamp softhsm-bookworm; step_done "SoftHSM2 and glibc 2.36 (bookworm arm64, for the bridge's test)" "$t"
+fi
 
 # ---- 4. the Swift SDK bundle -----------------------------------------------------------
 # A trimmed copy of the arm64 tree: headers, the aarch64 libraries and crt files, gcc's

@@ -52,7 +52,7 @@ while [[ $# -gt 0 ]]; do
     --out) out=${2:?}; shift 2 ;;
     --arch) archs+=("${2:?}"); shift 2 ;;
     --board) board=${2:?}; shift 2 ;;
-    --amd64-agent | --amd64-carkey | --arm64-agent | --arm64-carkey)
+    --amd64-agent | --amd64-carkey | --arm64-agent | --arm64-carkey | --amd64-bridge | --arm64-bridge)
         binary[${1#--}]=${2:?}; shift 2 ;;
     *) die "unknown option $1 (see the header of $0)" ;;
     esac
@@ -126,8 +126,15 @@ check_binary() { # ARCH PATH NAME
 
 build_one() { # ARCH
     local arch=$1 agent=${binary[$1-agent]} carkey=${binary[$1-carkey]}
+    # The PKCS#11 bridge (docs/pkcs11-bridge.md) is built beside the agent unless named.
+    local bridge=${binary[$1-bridge]:-$(dirname "$agent")/carkey-pkcs11-bridge}
     check_binary "$arch" "$agent" carkey-agent
     check_binary "$arch" "$carkey" carkey
+    local description
+    [[ -f $bridge ]] || die "no $bridge (make static / make static-aarch64 build it)"
+    description=$(file -b "$bridge")
+    [[ $description == *"ELF 64-bit"*"${machine[$arch]}"*"dynamically linked"* ]] ||
+        die "$bridge is not a dynamically linked ${machine[$arch]} ELF: $description"
 
     local stage
     stage=$(mktemp -d "${TMPDIR:-/tmp}/carkey-deb.XXXXXX")
@@ -137,6 +144,7 @@ build_one() { # ARCH
     local doc=$stage/usr/share/doc/carkey-agent
     install -D -m 0755 "$agent" "$stage/usr/bin/carkey-agent"
     install -D -m 0755 "$carkey" "$stage/usr/bin/carkey"
+    install -D -m 0755 "$bridge" "$stage/usr/libexec/opencarkey/carkey-pkcs11-bridge"
     # bookworm's places: units and udev rules under /lib (the usr-merge move is not done for
     # bookworm packages; lintian checks rules in lib/udev/rules.d), sysusers under /usr/lib.
     install -D -m 0644 "$unit" "$stage/lib/systemd/system/carkey-agent.service"

@@ -13,7 +13,6 @@ SOURCE_DATE_EPOCH (default: now) and the namespace is derived from the artifact'
 """
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import re
@@ -26,12 +25,7 @@ PROJECT_SUPPLIER = "Organization: OpenCarKey Gateway authors"
 NAMESPACE = "https://opencarkey.invalid/spdx"
 
 
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+sha256 = linked.sha256_of
 
 
 def spdx_id(*parts):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make release`: the release tarballs the Yocto recipe consumes (yocto/meta-opencarkey),
 # one per architecture: build/release/carkey-agent-VERSION-ARCH.tar.gz with the top folder
-# carkey-agent-VERSION/ holding bin/carkey-agent, bin/carkey (static, stripped), LICENSE,
+# carkey-agent-VERSION/ holding bin/carkey-agent, bin/carkey (static, stripped),
+# libexec/opencarkey/carkey-pkcs11-bridge (dynamically linked, docs/pkcs11-bridge.md), LICENSE,
 # THIRD-PARTY-NOTICES.txt (scripts/licensing/notices.py, from the link maps beside the
 # binaries) and board/ (board files, overlays, unit, sysusers, udev rules, example config).
 # Beside each tarball: its SPDX 2.3 SBOM, carkey-agent-VERSION-ARCH.spdx.json
@@ -57,10 +58,17 @@ for arch in x86_64 aarch64; do
     for map in "${maps[@]}"; do
         [[ -f $map ]] || { echo "release: no link map $map: the notices and the SBOM are made from it" >&2; exit 1; }
     done
+    # The PKCS#11 vault's helper (docs/pkcs11-bridge.md): dynamically linked on purpose.
+    [[ -f $dir/carkey-pkcs11-bridge ]] \
+        || { echo "release: no $dir/carkey-pkcs11-bridge (make static / make static-aarch64 build it)" >&2; exit 1; }
+    description=$(file -b "$dir/carkey-pkcs11-bridge")
+    [[ $description == *"$machine"* && $description == *"dynamically linked"* ]] \
+        || { echo "release: $dir/carkey-pkcs11-bridge is not a dynamically linked $arch executable: $description" >&2; exit 1; }
     stage=$(mktemp -d)
     top=$stage/carkey-agent-$version
-    mkdir -p "$top/bin"
+    mkdir -p "$top/bin" "$top/libexec/opencarkey"
     install -m 0755 "$dir/carkey-agent" "$dir/carkey" "$top/bin/"
+    install -m 0755 "$dir/carkey-pkcs11-bridge" "$top/libexec/opencarkey/"
     install -m 0644 "$root/LICENSE" "$top/LICENSE"
     "$licensing/notices.py" --title "carkey-agent $version ($arch): third-party notices" \
         --out "$top/THIRD-PARTY-NOTICES.txt" "${maps[@]}" >/dev/null \

@@ -24,11 +24,6 @@ static inline sqlite3_destructor_type ock_sqlite_transient(void) { return SQLITE
 static inline int ock_open(const char *path, int flags, unsigned int mode) { return open(path, flags, (mode_t)mode); }
 static inline int ock_ioctl_ptr(int fd, unsigned long request, void *arg) { return ioctl(fd, request, arg); }
 
-// The program interpreter's load address from the auxiliary vector (sys/auxv.h is not in
-// Swift's Glibc module): 0 in an executable that runs without the dynamic loader.
-#include <sys/auxv.h>
-static inline unsigned long ock_interpreter_base(void) { return getauxval(AT_BASE); }
-
 // eventfd(2) (sys/eventfd.h is not in Swift's Glibc module): a non-blocking, close-on-exec
 // counter a poll loop sleeps on (EventCounter).
 #include <sys/eventfd.h>

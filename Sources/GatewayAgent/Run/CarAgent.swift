@@ -42,6 +42,7 @@ struct CarAgent {
         // A TPM that stops answering at run time: one line naming it and the cause, one when
         // it is back (the vault reconnects itself); the sessions in between are refused.
         (vault as? TPM2KeyVault)?.onConnectionChange { [log] line in log.error(line) }
+        (vault as? PKCS11KeyVault)?.onConnectionChange { [log] line in log.error(line) }
         // Closed last, after the store: a clean stop ends with TPM2_Shutdown (TPM2KeyVault.close).
         defer { vault?.close() }
         // With its budget: on a full disk the reserve is released before SQLite needs room.

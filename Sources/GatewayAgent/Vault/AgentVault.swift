@@ -26,23 +26,26 @@ enum AgentVault {
         case .file:
             return nil
         case .tpm2(let tcti, let pcrs):
-            // tss2 logs its own WARNING/ERROR lines on stderr for every refused command; the
-            // vault's typed error already says what failed and how to fix it, in one line. An
-            // operator who sets TSS2_LOG keeps it.
-            setenv("TSS2_LOG", "all+NONE", 0)
             do {
                 return try TPM2KeyVault(tcti: tcti, stateDirectory: stateDirectory, pcrs: pcrs)
             } catch {
                 throw OpenFailure(description: "key vault: tpm2: \(error)")
             }
-        case .pkcs11(let module, let token, let pinFile):
+        case .pkcs11(let module, let token, let pinFile, let bridge):
             var pin: Bytes
             do { pin = try VaultPINFile.read(pinFile) } catch {
                 throw OpenFailure(description: "key vault: pkcs11: \(error)")
             }
             defer { ConstantTime.wipe(&pin) }
             do {
-                return try PKCS11KeyVault(modulePath: module, tokenLabel: token, pin: pin, stateDirectory: stateDirectory)
+                // A bridge that dies while the agent runs is restarted with the PIN file read again.
+                let reloadPIN = { () throws(SecureKeyError) -> Bytes in
+                    do { return try VaultPINFile.read(pinFile) } catch {
+                        throw SecureKeyError.locked(device: "PKCS#11 token \"\(token)\"", fix: "\(error)")
+                    }
+                }
+                return try PKCS11KeyVault(modulePath: module, tokenLabel: token, pin: pin, stateDirectory: stateDirectory,
+                                          bridge: bridge, reloadPIN: reloadPIN)
             } catch {
                 // A wrong PIN reads as "refused access"; the file is where to fix it.
                 guard case .locked = error else { throw OpenFailure(description: "key vault: pkcs11: \(error)") }

@@ -4,19 +4,32 @@ import CPKCS11
 import Protocol
 
 public final class PKCS11IdentityKey: ProtocolKeyAgreement, @unchecked Sendable {
-    // @unchecked Sendable: immutable after init; the token serialises every call.
+    // @unchecked Sendable: `privateHandle` changes only inside `token.serialized` (its lock).
     static let label = "opencarkey-identity"
     /// CKA_ID shared by both halves, so the public object found is the private key's own.
     static let id: Bytes = Array("opencarkey:identity:1".utf8)
 
     public let publicKey: P256PublicKey
     private let token: PKCS11Token
-    private let privateHandle: CK_OBJECT_HANDLE
+    /// The private key's handle and the token generation it belongs to: a restarted bridge
+    /// has a new session, where the key is found again.
+    private var privateHandle: (generation: Int, handle: CK_OBJECT_HANDLE)
 
     private init(token: PKCS11Token, privateHandle: CK_OBJECT_HANDLE, publicKey: P256PublicKey) {
         self.token = token
-        self.privateHandle = privateHandle
+        self.privateHandle = (token.generation, privateHandle)
         self.publicKey = publicKey
+    }
+
+    /// The private key's handle in the current session. Called inside `token.serialized`.
+    private func currentHandle(_ calls: PKCS11Calls) throws(SecureKeyError) -> CK_OBJECT_HANDLE {
+        guard privateHandle.generation != token.generation else { return privateHandle.handle }
+        let found = try calls.find(Self.template(CKO_PRIVATE_KEY))
+        guard found.count == 1 else {
+            throw SecureKeyError.malformed(what: "identity on token \"\(token.label)\" after a bridge restart: \(found.count) private keys")
+        }
+        privateHandle = (token.generation, found[0])
+        return found[0]
     }
 
     /// The identity on the token, created when missing and `create` is true.
@@ -48,7 +61,7 @@ public final class PKCS11IdentityKey: ProtocolKeyAgreement, @unchecked Sendable 
     public func signature(for message: Bytes) throws -> ECDSASignature {
         let digest = SHA256.hash(message)
         let raw = try token.serialized { (calls) throws(SecureKeyError) -> Bytes in
-            try calls.sign(digest, key: privateHandle, mechanism: CKM_ECDSA, maxLength: 64)
+            try calls.sign(digest, key: try currentHandle(calls), mechanism: CKM_ECDSA, maxLength: 64)
         }
         guard raw.count == 64, let signature = try? ECDSASignature(rawRepresentation: raw) else {
             throw SecureKeyError.malformed(what: "ECDSA signature from token \"\(token.label)\" (\(raw.count) bytes)")
@@ -60,30 +73,21 @@ public final class PKCS11IdentityKey: ProtocolKeyAgreement, @unchecked Sendable 
     /// session object, read out and the object destroyed. The token checks the peer's point.
     public func sharedSecret(with peer: P256PublicKey) throws -> Bytes {
         try token.serialized { (calls) throws(SecureKeyError) -> Bytes in
-            var point = peer.sec1
-            // Through Result: Swift 6.0's Array.withUnsafeMutableBufferPointer rethrows as
-            // `any Error` (the aarch64 build's toolchain), not the closure's typed error.
-            let derived = point.withUnsafeMutableBufferPointer { buffer in Result { () throws(SecureKeyError) -> Bytes in
-                var parameters = CK_ECDH1_DERIVE_PARAMS(kdf: CKD_NULL, ulSharedDataLen: 0, pSharedData: nil,
-                                                        ulPublicDataLen: UInt(buffer.count), pPublicData: buffer.baseAddress)
-                // A session object (CKA_TOKEN false) that is neither sensitive nor
-                // non-extractable: its value must be read, and it vanishes with the session
-                // even if the destroy below never runs.
-                let secret = try calls.derive(from: privateHandle, mechanism: CKM_ECDH1_DERIVE, parameters: &parameters, template: [
-                    .ulong(CKA_CLASS, CKO_SECRET_KEY), .ulong(CKA_KEY_TYPE, CKK_GENERIC_SECRET),
-                    .ulong(CKA_VALUE_LEN, 32), .bool(CKA_TOKEN, false), .bool(CKA_PRIVATE, true),
-                    .bool(CKA_SENSITIVE, false), .bool(CKA_EXTRACTABLE, true),
-                ])
-                defer { try? calls.destroy(secret) }
-                let value = try calls.attribute(CKA_VALUE, of: secret, "ECDH shared secret")
-                guard value.count == 32 else {
-                    var wrong = value
-                    ConstantTime.wipe(&wrong)
-                    throw SecureKeyError.malformed(what: "ECDH shared secret from token \"\(token.label)\" (\(value.count) bytes)")
-                }
-                return value
-            } }
-            return try derived.get()
+            // A session object (CKA_TOKEN false) that is neither sensitive nor non-extractable:
+            // its value must be read, and it vanishes with the session even if the destroy
+            // below never runs.
+            let secret = try calls.deriveECDH(from: try currentHandle(calls), publicData: peer.sec1, template: [
+                .ulong(CKA_CLASS, CKO_SECRET_KEY), .ulong(CKA_KEY_TYPE, CKK_GENERIC_SECRET),
+                .ulong(CKA_VALUE_LEN, 32), .bool(CKA_TOKEN, false), .bool(CKA_PRIVATE, true),
+                .bool(CKA_SENSITIVE, false), .bool(CKA_EXTRACTABLE, true),
+            ])
+            defer { try? calls.destroy(secret) }
+            var value = try calls.attribute(CKA_VALUE, of: secret, "ECDH shared secret")
+            guard value.count == 32 else {
+                ConstantTime.wipe(&value)
+                throw SecureKeyError.malformed(what: "ECDH shared secret from token \"\(token.label)\" (\(value.count) bytes)")
+            }
+            return value
         }
     }
 

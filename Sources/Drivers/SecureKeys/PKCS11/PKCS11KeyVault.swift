@@ -15,10 +15,14 @@ public final class PKCS11KeyVault: CarKeyVault, @unchecked Sendable {
 
     /// Opens the token labelled `tokenLabel` through the module at `modulePath` and logs in with
     /// `pin` (the caller reads it from its 0600 file; it is used for C_Login only, never kept
-    /// or printed). `stateDirectory` holds the wrapped storage key.
+    /// or printed). `stateDirectory` holds the wrapped storage key. The module is loaded by
+    /// carkey-pkcs11-bridge (`bridge`, or found beside the executable or in
+    /// /usr/libexec/opencarkey); `reloadPIN` reads the PIN again when a bridge that died is
+    /// restarted (nil: a dead bridge stays an error until the vault is reopened).
     public init(modulePath: String, tokenLabel: String, pin: Bytes, stateDirectory: String,
-                random: RandomSource = SystemRandom()) throws(SecureKeyError) {
-        token = try PKCS11Token(modulePath: modulePath, label: tokenLabel, pin: pin)
+                random: RandomSource = SystemRandom(), bridge: String? = nil,
+                reloadPIN: (() throws(SecureKeyError) -> Bytes)? = nil) throws(SecureKeyError) {
+        token = try PKCS11Token(modulePath: modulePath, label: tokenLabel, pin: pin, bridge: bridge, reloadPIN: reloadPIN)
         let directory = stateDirectory.hasSuffix("/") ? String(stateDirectory.dropLast()) : stateDirectory
         storage = PKCS11StorageWrap(token: token, path: directory + "/" + PKCS11StorageWrap.fileName, random: random)
     }
@@ -28,7 +32,7 @@ public final class PKCS11KeyVault: CarKeyVault, @unchecked Sendable {
 
     public var summary: String {
         "PKCS#11 module \(token.modulePath), token \(token.label) (\(token.manufacturer), \(token.model)), "
-            + "identity and storage-wrap keys on the token"
+            + "identity and storage-wrap keys on the token, loaded by \(token.bridgeExecutable)"
     }
 
     public func storageKey() throws(SecureKeyError) -> Bytes {
@@ -41,6 +45,12 @@ public final class PKCS11KeyVault: CarKeyVault, @unchecked Sendable {
             identity = try PKCS11IdentityKey.load(on: token, create: create)
             return identity
         }
+    }
+
+    /// Called with one line when the bridge dies and one when a restarted bridge is logged in
+    /// again; never once per refused call. The agent logs them.
+    public func onConnectionChange(_ report: @escaping @Sendable (String) -> Void) {
+        token.setReport(report)
     }
 
     /// Ends the session and releases the module (C_Finalize when no other vault uses it).

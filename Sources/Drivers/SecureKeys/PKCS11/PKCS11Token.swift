@@ -1,68 +1,88 @@
-// One logged-in read/write session on the token with a given label. Every operation goes
-// through `serialized`, which holds the lock: a PKCS#11 session runs one operation at a time.
+// One logged-in read/write session on the token with a given label, held by a
+// carkey-pkcs11-bridge process. Every operation goes through `serialized`, which holds the
+// lock: a PKCS#11 session runs one operation at a time.
+//
+// A bridge that dies while the agent runs (the module crashed, someone killed it) is restarted
+// like TPM2Device reconnects: the loss is reported once, each later call tries a new bridge no
+// sooner than the backoff allows (doubling up to `maxBackoffMillis`), and the recovery is
+// reported. Object handles belong to a session, so `generation` tells key holders to find
+// their objects again.
+#if canImport(Glibc)
+import Glibc
+#endif
 import CPKCS11
 import Protocol
 
 final class PKCS11Token: @unchecked Sendable {
-    // @unchecked Sendable: `calls` is read and cleared only under `lock`.
+    // @unchecked Sendable: `calls`, `generation` and the restart state change only under `lock`.
     let modulePath: String
     let label: String
     let manufacturer: String
     let model: String
+    let bridgeExecutable: String
+    static let maxBackoffMillis: UInt64 = 30_000
     private let lock = Lock()
     private var calls: PKCS11Calls?
+    private var closed = false
+    /// Bumped by every restart of the bridge: handles from an older generation are stale.
+    private(set) var generation = 0
+    /// Reads the PIN again for a restart (the PIN itself is never kept); nil: no restart.
+    private let reloadPIN: (() throws(SecureKeyError) -> Bytes)?
+    private var report: (@Sendable (String) -> Void)?
+    private var lostSince: UInt64?
+    private var retryAt: UInt64 = 0
+    private var backoff: UInt64 = 500
+    /// A restart the token refused (a wrong or locked PIN): never tried again, since each try
+    /// spends one of the PIN's few tries.
+    private var refusal: SecureKeyError?
 
-    /// Loads the module, finds the token labelled `label`, opens a session and logs in as the
-    /// user. The PIN is used for C_Login only and not kept: a token that disappears needs a
-    /// new vault (and so a fresh read of the PIN file) anyway.
-    init(modulePath: String, label: String, pin: Bytes) throws(SecureKeyError) {
-        let module = try PKCS11Module.acquire(path: modulePath)
-        do throws(SecureKeyError) {
-            let (slot, info) = try Self.slot(labelled: label, in: module)
-            self.modulePath = modulePath
-            self.label = label
-            self.manufacturer = Self.text(info.manufacturerID)
-            self.model = Self.text(info.model)
-            let openSession = try module.function(\.C_OpenSession, "C_OpenSession")
-            var session: CK_SESSION_HANDLE = 0
-            // Read/write: the identity and storage-wrap keys are created as token objects.
-            try PKCS11ReturnValue.check(openSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, nil, nil, &session), "C_OpenSession")
-            do throws(SecureKeyError) {
-                try Self.logIn(module: module, session: session, pin: pin, label: label)
-            } catch {
-                _ = module.functions.pointee.C_CloseSession?(session)
-                throw error
-            }
-            self.calls = PKCS11Calls(module: module, session: session)
-        } catch {
-            module.release()
-            throw error
-        }
+    /// Starts the bridge (`bridge`, or found by PKCS11BridgeLocation), which loads the module,
+    /// finds the token labelled `label`, opens a session and logs in as the user.
+    init(modulePath: String, label: String, pin: Bytes, bridge: String? = nil,
+         reloadPIN: (() throws(SecureKeyError) -> Bytes)? = nil) throws(SecureKeyError) {
+        self.modulePath = modulePath
+        self.label = label
+        self.reloadPIN = reloadPIN
+        bridgeExecutable = try PKCS11BridgeLocation.find(configured: bridge)
+        let (calls, info) = try Self.open(bridgeExecutable, modulePath: modulePath, label: label, pin: pin)
+        manufacturer = info.manufacturer
+        model = info.model
+        self.calls = calls
     }
 
     deinit { close() }
 
-    /// Runs `body` with the session, holding the lock. Throws when the vault was closed.
+    /// Where the loss and the recovery of the bridge are reported (one line each).
+    func setReport(_ report: @escaping @Sendable (String) -> Void) {
+        lock.withLock { self.report = report }
+    }
+
+    /// Runs `body` with the session, holding the lock. Throws when the vault was closed, or
+    /// while a lost bridge is being restarted.
     func serialized<R>(_ body: (PKCS11Calls) throws(SecureKeyError) -> R) throws(SecureKeyError) -> R {
         try lock.withLock { () throws(SecureKeyError) -> R in
-            guard let calls else {
+            guard !closed else {
                 throw SecureKeyError.operationFailed(operation: "PKCS#11 token \"\(label)\"", code: UInt64(CKR_SESSION_CLOSED),
                                                      detail: "the vault was closed")
             }
-            return try body(calls)
+            let current = try session()
+            do throws(SecureKeyError) {
+                return try body(current)
+            } catch {
+                if current.bridge.isGone { lost(error) }
+                throw error
+            }
         }
     }
 
-    /// Closes the session (which logs the user out when it is the application's last on the
-    /// token) and releases the module. Idempotent.
+    /// Stops the bridge (it closes the session, which logs the user out, and finalizes the
+    /// module). Idempotent.
     func close() {
         let closing: PKCS11Calls? = lock.withLock {
-            defer { calls = nil }
+            defer { calls = nil; closed = true }
             return calls
         }
-        guard let closing else { return }
-        _ = closing.module.functions.pointee.C_CloseSession?(closing.session)
-        closing.module.release()
+        closing?.bridge.stop()
     }
 
     /// The error for a C_Login answer, or nil when the session is logged in. Separate so the
@@ -71,8 +91,6 @@ final class PKCS11Token: @unchecked Sendable {
         let device = "PKCS#11 token \"\(label)\""
         switch rv {
         case CKR_OK, CKR_USER_ALREADY_LOGGED_IN:
-            // Already logged in: login state is per application and token, and another vault
-            // in this process holds a session on it.
             return nil
         case CKR_PIN_INCORRECT, CKR_PIN_INVALID, CKR_PIN_LEN_RANGE:
             return .locked(device: device, fix: "wrong PIN: the PIN file does not hold this token's user PIN "
@@ -90,45 +108,67 @@ final class PKCS11Token: @unchecked Sendable {
         }
     }
 
-    private static func logIn(module: PKCS11Module, session: CK_SESSION_HANDLE, pin: Bytes, label: String) throws(SecureKeyError) {
-        let login = try module.function(\.C_Login, "C_Login")
-        var copy = pin
-        defer { ConstantTime.wipe(&copy) }
-        let rv = copy.withUnsafeMutableBufferPointer { login(session, CKU_USER, $0.baseAddress, UInt($0.count)) }
-        if let failure = loginFailure(rv, label: label) { throw failure }
+    /// A bridge with the session open and logged in, and the token's manufacturer and model.
+    private static func open(_ executable: String, modulePath: String, label: String,
+                             pin: Bytes) throws(SecureKeyError) -> (PKCS11Calls, (manufacturer: String, model: String)) {
+        let bridge = try PKCS11BridgeProcess(executable: executable, modulePath: modulePath)
+        var request = PKCS11BridgeRequest.open(label: label, pin: pin)
+        let answer: PKCS11BridgeAnswer
+        do throws(SecureKeyError) { answer = try bridge.exchange(&request) } catch {
+            bridge.stop()
+            throw error
+        }
+        guard case .ok(let payload) = answer, let info = try? PKCS11BridgeResult.opened(payload) else {
+            bridge.stop()
+            throw PKCS11OpenFailure.error(answer, modulePath: modulePath, label: label)
+        }
+        return (PKCS11Calls(bridge: bridge), info)
     }
 
-    /// The slot whose present token carries `label` (blank-padded to 32 bytes on the token).
-    private static func slot(labelled label: String, in module: PKCS11Module) throws(SecureKeyError) -> (CK_SLOT_ID, CK_TOKEN_INFO) {
-        let getSlots = try module.function(\.C_GetSlotList, "C_GetSlotList")
-        let getToken = try module.function(\.C_GetTokenInfo, "C_GetTokenInfo")
-        var count: UInt = 0
-        // CK_TRUE: only slots with a token present.
-        try PKCS11ReturnValue.check(getSlots(1, nil, &count), "C_GetSlotList")
-        var slots = [CK_SLOT_ID](repeating: 0, count: Int(count))
-        if count > 0 {
-            let rv = slots.withUnsafeMutableBufferPointer { getSlots(1, $0.baseAddress, &count) }
-            try PKCS11ReturnValue.check(rv, "C_GetSlotList")
+    /// The live session, restarting a lost bridge when the backoff allows. Called with the lock held.
+    private func session() throws(SecureKeyError) -> PKCS11Calls {
+        if let calls, !calls.bridge.isGone { return calls }
+        if let refusal { throw refusal }
+        let now = Self.monotonicMillis()
+        guard let reloadPIN, now >= retryAt else {
+            throw PKCS11BridgeLocation.unusable(bridgeExecutable, because: reloadPIN == nil
+                ? "it stopped answering" : "it stopped answering; restarting it (next try in \(retryAt - now) ms)")
         }
-        var seen: [String] = []
-        for slot in slots.prefix(Int(count)) {
-            var info = CK_TOKEN_INFO()
-            guard getToken(slot, &info) == CKR_OK else { continue }
-            let tokenLabel = text(info.label)
-            if tokenLabel == label { return (slot, info) }
-            // SoftHSM (and others) keep one blank slot for the next token: not worth naming.
-            if info.flags & CKF_TOKEN_INITIALIZED != 0 { seen.append("\"\(tokenLabel)\"") }
+        do throws(SecureKeyError) {
+            var pin = try reloadPIN()
+            defer { ConstantTime.wipe(&pin) }
+            let fresh: PKCS11Calls
+            do throws(SecureKeyError) { (fresh, _) = try Self.open(bridgeExecutable, modulePath: modulePath, label: label, pin: pin) } catch {
+                // The token refused the PIN: unlike an unreadable PIN file, a retry costs a try.
+                if case .locked = error {
+                    refusal = error
+                    report?("key vault: pkcs11: restarting the PKCS#11 bridge: \(error); not retried (each try spends a PIN try): "
+                        + "correct the PIN file and restart the agent")
+                }
+                throw error
+            }
+            calls = fresh
+            generation += 1
+            report?("key vault: pkcs11: the PKCS#11 bridge answers again after \((now - (lostSince ?? now)) / 1000) s: restarted, "
+                + "token \"\(label)\" logged in")
+            lostSince = nil
+            backoff = 500
+            return fresh
+        } catch {
+            retryAt = now + backoff
+            backoff = min(backoff * 2, Self.maxBackoffMillis)
+            throw error
         }
-        let present = seen.isEmpty ? "no initialised token is present" : "tokens present: \(seen.joined(separator: ", "))"
-        throw SecureKeyError.deviceMissing(device: "PKCS#11 token \"\(label)\" (module \(module.path))",
-            fix: "\(present); list them with `softhsm2-util --show-slots` or `p11tool --list-tokens`, "
-                + "and correct the token label in the config or initialise the token")
     }
 
-    /// A blank-padded fixed-size field of CK_TOKEN_INFO as text.
-    static func text<T>(_ field: T) -> String {
-        var bytes = withUnsafeBytes(of: field) { Array($0) }
-        while let last = bytes.last, last == 0x20 || last == 0 { bytes.removeLast() }
-        return String(decoding: bytes, as: UTF8.self)
+    /// Records a lost bridge (reported once per loss).
+    private func lost(_ error: SecureKeyError) {
+        guard lostSince == nil else { return }
+        lostSince = Self.monotonicMillis()
+        retryAt = 0
+        report?("key vault: pkcs11: \(error); the vault's operations fail until a new bridge logs in "
+            + "(restarted with backoff up to \(Self.maxBackoffMillis / 1000) s)")
     }
+
+    private static func monotonicMillis() -> UInt64 { SystemClock().nowMillis() }
 }

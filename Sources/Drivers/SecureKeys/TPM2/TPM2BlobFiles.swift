@@ -5,8 +5,16 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CTSS2
 import Protocol
+
+/// An object's two blobs as the files hold them: TPM2B_PUBLIC and TPM2B_PRIVATE in the TPM's
+/// wire format (what Tss2_MU_TPM2B_PUBLIC/PRIVATE_Marshal wrote for earlier versions, byte
+/// for byte), and the public area parsed.
+struct TPM2Blobs {
+    var `public`: Bytes
+    var `private`: Bytes
+    var publicArea: TPM2PublicArea
+}
 
 struct TPM2BlobFiles {
     let directory: String
@@ -18,7 +26,7 @@ struct TPM2BlobFiles {
 
     /// The stored object, or nil when neither file exists. One file without the other is
     /// refused rather than recreated: it can mean a lost half of a live object.
-    func read(_ library: TPM2Library) throws(SecureKeyError) -> (public: TPM2B_PUBLIC, private: TPM2B_PRIVATE)? {
+    func read() throws(SecureKeyError) -> TPM2Blobs? {
         let publicBytes = try readFile(publicPath)
         let privateBytes = try readFile(privatePath)
         switch (publicBytes, privateBytes) {
@@ -26,26 +34,22 @@ struct TPM2BlobFiles {
         case (.some, nil): throw .malformed(what: "\(name) blobs: \(privatePath) is missing but \(publicPath) is there")
         case (nil, .some): throw .malformed(what: "\(name) blobs: \(publicPath) is missing but \(privatePath) is there")
         case (.some(let publicBytes), .some(let privateBytes)):
-            var publicArea = TPM2B_PUBLIC()
-            var privateArea = TPM2B_PRIVATE()
-            guard unmarshal(publicBytes, { library.unmarshalPublic($0, $1, $2, &publicArea) }) else {
+            // Trailing bytes are refused: a blob with an appendix was not written by us.
+            guard let publicArea = try? TPM2PublicArea.parseSized(publicBytes) else {
                 throw .malformed(what: "\(publicPath) (not a marshalled TPM2B_PUBLIC)")
             }
-            guard unmarshal(privateBytes, { library.unmarshalPrivate($0, $1, $2, &privateArea) }) else {
+            var reader = TPM2Reader(privateBytes)
+            guard (try? reader.sized("TPM2B_PRIVATE", limit: TPM2Limits.maxMessage)) != nil, (try? reader.finish()) != nil else {
                 throw .malformed(what: "\(privatePath) (not a marshalled TPM2B_PRIVATE)")
             }
-            return (publicArea, privateArea)
+            return TPM2Blobs(public: publicBytes, private: privateBytes, publicArea: publicArea)
         }
     }
 
     /// Writes both files (0600, each atomically: fsynced and renamed). The private blob goes
     /// first, so a reader never finds a public area whose private half was never written.
-    func write(_ library: TPM2Library, public publicArea: TPM2B_PUBLIC, private privateArea: TPM2B_PRIVATE) throws(SecureKeyError) {
-        var publicArea = publicArea
-        var privateArea = privateArea
-        let publicBytes = try marshal(publicPath) { library.marshalPublic(&publicArea, $0, $1, $2) }
-        let privateBytes = try marshal(privatePath) { library.marshalPrivate(&privateArea, $0, $1, $2) }
-        for (bytes, path) in [(privateBytes, privatePath), (publicBytes, publicPath)] {
+    func write(_ blobs: TPM2Blobs) throws(SecureKeyError) {
+        for (bytes, path) in [(blobs.private, privatePath), (blobs.public, publicPath)] {
             do {
                 try Files.writeAtomically(bytes, to: path, mode: 0o600)
             } catch {
@@ -62,24 +66,6 @@ struct TPM2BlobFiles {
         } catch {
             throw .malformed(what: "\(path) (\(error))")
         }
-    }
-
-    /// Unmarshals all of `bytes`; trailing bytes are refused (a blob with an appendix was not
-    /// written by us).
-    private func unmarshal(_ bytes: Bytes, _ body: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>) -> TSS2_RC) -> Bool {
-        var offset = 0
-        let code = bytes.withUnsafeBufferPointer { body($0.baseAddress, $0.count, &offset) }
-        return code == TSS2_RC_SUCCESS && offset == bytes.count
-    }
-
-    private func marshal(_ path: String, _ body: (UnsafeMutablePointer<UInt8>?, Int, UnsafeMutablePointer<Int>) -> TSS2_RC) throws(SecureKeyError) -> Bytes {
-        var buffer = Bytes(repeating: 0, count: 4096)
-        var offset = 0
-        let code = buffer.withUnsafeMutableBufferPointer { body($0.baseAddress, $0.count, &offset) }
-        guard code == TSS2_RC_SUCCESS else {
-            throw .operationFailed(operation: "marshal \(path)", code: UInt64(code), detail: "TPM2B structure did not marshal")
-        }
-        return Bytes(buffer.prefix(offset))
     }
 
     private func errnoCode(_ error: any Error) -> Int32 {

@@ -1,22 +1,27 @@
-// One ESYS context on one TCTI, behind one lock. ESYS contexts are not thread-safe and the
-// agent signs and does ECDH from more than one thread, so every TPM command goes through
+// One connection to the TPM, behind one lock. A connection carries one command at a time and
+// the agent signs and does ECDH from more than one thread, so every TPM command goes through
 // `withContext`, which serialises them (a TPM runs one command at a time anyway).
 #if canImport(Glibc)
 import Glibc
 #endif
-import CTSS2
+import Protocol
+
+/// A transient object the TPM holds for us: its handle, its Name (for cpHash) and public area.
+struct TPM2LoadedObject {
+    var handle: UInt32
+    var name: Bytes
+    var publicArea: TPM2PublicArea
+}
 
 final class TPM2Device: @unchecked Sendable {
-    // @unchecked Sendable: `esys` and `tctiContext` are only touched while `lock` is held.
-    let library: TPM2Library
+    // @unchecked Sendable: `client` is only touched while `lock` is held.
     /// The TCTI configuration string ("device:/dev/tpmrm0", "swtpm:host=...,port=...").
     let tcti: String
+    private let transport: TPM2TCTI
     private let lock = Lock()
-    private var esys: OpaquePointer?
-    private var tctiContext: OpaquePointer?
-    /// Set when the transport failed: ESYS then refuses every later call as out of sequence,
-    /// which would read as a TPM error; the caller should hear "the TPM is gone" instead, and
-    /// the next call due (`retryAt`) connects again.
+    private var client: TPM2Client?
+    /// Set when the transport failed: the connection is dropped and the caller hears "the TPM
+    /// is gone" (not a TPM error), and the next call due (`retryAt`) connects again.
     private var lost = false
     private var closed = false
     /// Monotonic milliseconds before which no reconnect is tried, and the next wait (doubled
@@ -31,30 +36,33 @@ final class TPM2Device: @unchecked Sendable {
     /// The transient objects the vault uses, read and written under the lock. A reconnect
     /// derives the primary again and reloads the identity from `identityFiles`: the TPM that
     /// comes back (restarted, power-cycled) has forgotten both.
-    var primary: ESYS_TR = ESYS_TR_NONE
-    var identity: ESYS_TR = ESYS_TR_NONE
+    var primary: TPM2LoadedObject?
+    var identity: TPM2LoadedObject?
     var identityFiles: TPM2BlobFiles?
 
-    init(tcti: String) throws(SecureKeyError) {
-        library = try TPM2Library.shared()
+    /// `opening`: how a connection is made (tests wrap the real one to corrupt bytes in flight);
+    /// by default the transport `tcti` names.
+    init(tcti: String, opening: TPM2Opener? = nil) throws(SecureKeyError) {
         self.tcti = tcti
+        switch TPM2TCTI.parse(tcti) {
+        case .success(let parsed): transport = parsed
+        case .failure(let error): throw .deviceMissing(device: "TPM 2.0 at \(tcti)", fix: error.detail)
+        }
+        self.opening = opening ?? { tcti in try tcti.open() }
         try connect()
     }
 
-    /// A TCTI and an ESYS context on it (the old ones, if any, already finalised).
+    private let opening: TPM2Opener
+
+    /// A new connection (the old one, if any, already closed).
     private func connect() throws(SecureKeyError) {
-        var tctiContext: OpaquePointer?
-        let loaded = library.tctiInitialize(tcti, &tctiContext)
-        guard loaded == TSS2_RC_SUCCESS, let tctiContext else { throw unreachable(loaded) }
-        var esys: OpaquePointer?
-        let initialised = library.initialize(&esys, tctiContext, nil)
-        guard initialised == TSS2_RC_SUCCESS, esys != nil else {
-            var doomed: OpaquePointer? = tctiContext
-            library.tctiFinalize(&doomed)
-            throw unreachable(initialised)
+        do {
+            client = TPM2Client(transport: try opening(transport))
+        } catch let error as TPM2TransportError {
+            throw unreachable(error.detail)
+        } catch {
+            throw unreachable("\(error)")
         }
-        self.tctiContext = tctiContext
-        self.esys = esys
     }
 
     func setReport(_ report: @escaping @Sendable (String) -> Void) {
@@ -71,14 +79,15 @@ final class TPM2Device: @unchecked Sendable {
         finalize()
         do throws(SecureKeyError) {
             try connect()
-            guard let esys else { throw unreachable(0) }
-            primary = try createPrimary(esys)
-            if identity != ESYS_TR_NONE, let files = identityFiles {
-                identity = ESYS_TR_NONE
-                guard let blobs = try files.read(library) else {
+            guard let client else { throw unreachable("not connected") }
+            let primary = try createPrimary(client)
+            self.primary = primary
+            if identity != nil, let files = identityFiles {
+                identity = nil
+                guard let blobs = try files.read() else {
                     throw .malformed(what: "\(files.publicPath) (gone while the TPM was away)")
                 }
-                identity = try load(esys, parent: primary, public: blobs.public, private: blobs.private, files: files)
+                identity = try load(client, parent: primary, blobs: blobs, files: files)
             }
         } catch {
             finalize()
@@ -101,65 +110,64 @@ final class TPM2Device: @unchecked Sendable {
 
     deinit { finalize() }
 
-    /// Ends the ESYS context and the TCTI. `beforeClosing` runs first with the context (flushes
-    /// of transient objects); later calls to `withContext` throw.
-    func close(_ beforeClosing: (OpaquePointer) -> Void = { _ in }) {
+    /// Ends the connection. `beforeClosing` runs first with it (flushes of transient objects);
+    /// later calls to `withContext` throw.
+    func close(_ beforeClosing: (TPM2Client) -> Void = { _ in }) {
         lock.withLock {
-            if let esys, !lost { beforeClosing(esys) }
+            if let client, !lost { beforeClosing(client) }
             closed = true
             finalize()
         }
     }
 
     private func finalize() {
-        if esys != nil { library.finalize(&esys) }
-        if tctiContext != nil { library.tctiFinalize(&tctiContext) }
-        esys = nil
-        tctiContext = nil
+        client?.close()
+        client = nil
     }
 
-    /// Runs `body` with the ESYS context, holding the lock.
-    func withContext<T>(_ body: (OpaquePointer) throws(SecureKeyError) -> T) throws(SecureKeyError) -> T {
+    /// Runs `body` with the connection, holding the lock.
+    func withContext<T>(_ body: (TPM2Client) throws(SecureKeyError) -> T) throws(SecureKeyError) -> T {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else {
             throw .deviceMissing(device: deviceName, fix: "the TPM key vault was closed; open it again")
         }
         if lost { try reconnect() }
-        guard let esys else { throw unreachable(0) }
-        return try body(esys)
+        guard let client else { throw unreachable("not connected") }
+        return try body(client)
     }
 
     var deviceName: String { "TPM 2.0 at \(tcti)" }
 
-    /// Throws the error for `code` unless it is success.
-    func check(_ code: TSS2_RC, _ operation: String) throws(SecureKeyError) {
-        guard code != TSS2_RC_SUCCESS else { return }
-        throw error(code, operation)
+    /// Runs `call`, turning a failure into the vault's error for `operation`.
+    func run(_ client: TPM2Client, _ call: TPM2Call, _ operation: String) throws(SecureKeyError) -> TPM2Result {
+        do { return try client.run(call) } catch { throw self.error(error, operation) }
     }
 
-    /// What a failed command means for the caller. A TCTI (transport) failure, or any layer
-    /// reporting I/O or connection loss, is the TPM going away, which the operator fixes
-    /// differently from a TPM that answered with an error.
-    func error(_ code: TSS2_RC, _ operation: String) -> SecureKeyError {
-        let layer = TPM2Layer.of(code)
-        let base = code & 0xFFFF
-        if layer == TPM2Layer.tcti || (layer != TPM2Layer.tpm && (base == TSS2_BASE_RC_IO_ERROR || base == TSS2_BASE_RC_NO_CONNECTION)) {
+    /// What a failed command means for the caller. A transport failure is the TPM going away,
+    /// which the operator fixes differently from a TPM that answered with an error.
+    func error(_ failure: TPM2Failure, _ operation: String) -> SecureKeyError {
+        switch failure {
+        case .transport(let transport):
             // Callers hold the lock (they are inside `withContext`). Reported once per loss,
-            // not once per refused session.
+            // not once per refused session. The connection is dropped: what was in flight on
+            // it is unknown, and the next call due connects again.
             if !lost {
                 lost = true
                 lostSince = Self.monotonicMillis()
                 retryAt = lostSince
-                report?("key vault: tpm2: \(deviceName) stopped answering during \(operation) (\(library.describe(code))): "
+                report?("key vault: tpm2: \(deviceName) stopped answering during \(operation) (\(transport.detail)): "
                         + "sessions are refused until it answers again; reconnecting with backoff up to \(Self.maxBackoffMillis / 1000) s")
             }
-            return unreachable(code)
-        }
-        if layer == TPM2Layer.tpm && code & 0xFFFF == TPM2Code.lockout {
+            finalize()
+            return unreachable(transport.detail)
+        case .tpm(let code) where code == TPM2Code.lockout:
             return .locked(device: deviceName, fix: Self.lockoutFix)
+        case .tpm(let code):
+            return .operationFailed(operation: "TPM2 \(operation)", code: UInt64(code), detail: TPM2CommandFrame.describe(code))
+        case .response(let detail):
+            return .operationFailed(operation: "TPM2 \(operation)", code: 0, detail: "unusable response: \(detail)")
         }
-        return .operationFailed(operation: "TPM2 \(operation)", code: UInt64(code), detail: library.describe(code))
     }
 
     /// TPM_RC_LOCKOUT on the car's own objects: they lack noDA (made by an older version), and
@@ -172,38 +180,26 @@ final class TPM2Device: @unchecked Sendable {
     /// TPM2_Shutdown(CLEAR) before a clean close, so a power cut before the next start is an
     /// orderly one to the TPM. Ignored when it fails (the TPM is gone, or a resource manager
     /// refuses it): the car's objects carry noDA, so an unclean cut costs nothing but that.
-    func shutdown(_ esys: OpaquePointer) {
+    func shutdown(_ client: TPM2Client) {
         guard !lost else { return }
-        _ = library.shutdown(esys, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, TPM2Code.shutdownClear)
+        var parameters = TPM2Writer()
+        parameters.u16(TPM2Code.shutdownClear)
+        _ = try? client.run(TPM2Call(code: TPM2CommandCode.shutdown, parameters: parameters.bytes))
     }
 
-    private func unreachable(_ code: TSS2_RC) -> SecureKeyError {
+    private func unreachable(_ detail: String) -> SecureKeyError {
         .deviceMissing(device: deviceName,
-                       fix: "no TPM answered (\(library.describe(code))): check that the TPM is enabled, that the device "
+                       fix: "no TPM answered (\(detail)): check that the TPM is enabled, that the device "
                            + "exists and this user may open it (group tss for /dev/tpmrm0), and the vault's tcti setting")
     }
 
-    /// Copies an ESYS-allocated output and frees it (Esys_Free), so no caller forgets to.
-    func take<T>(_ pointer: UnsafeMutablePointer<T>?) -> T? {
-        guard let pointer else { return nil }
-        let value = pointer.pointee
-        library.free(pointer)
-        return value
-    }
-
-    /// As `take`, for outputs holding secrets: the ESYS copy is zeroed before it is freed.
-    func takeSecret<T>(_ pointer: UnsafeMutablePointer<T>?) -> T? {
-        guard let pointer else { return nil }
-        let value = pointer.pointee
-        explicit_bzero(pointer, MemoryLayout<T>.size)
-        library.free(pointer)
-        return value
-    }
-
     /// Flushes a transient object or session, ignoring failure (used on cleanup paths, where
-    /// the first error is the one worth reporting).
-    func flush(_ esys: OpaquePointer, _ handle: ESYS_TR) {
-        guard handle != ESYS_TR_NONE else { return }
-        _ = library.flushContext(esys, handle)
+    /// the first error is the one worth reporting). TPM2_FlushContext takes the handle as a
+    /// parameter, not in the handle area (Part 3 §28.4).
+    func flush(_ client: TPM2Client, _ handle: UInt32?) {
+        guard let handle else { return }
+        var parameters = TPM2Writer()
+        parameters.u32(handle)
+        _ = try? client.run(TPM2Call(code: TPM2CommandCode.flushContext, parameters: parameters.bytes))
     }
 }

@@ -1,15 +1,20 @@
-// The TPM 2.0 key vault (issue 18): the storage key sealed by the TPM, the identity key
+// The TPM 2.0 key vault: the storage key sealed by the TPM, the identity key
 // generated in it. The state directory keeps only TPM blobs (tpm2-identity.*, tpm2-storage.*),
 // which load on this board's TPM and nowhere else: an imaged SD card yields neither key.
 #if canImport(Glibc)
 import Glibc
 #endif
-import CTSS2
 import Protocol
 
 public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
     // @unchecked Sendable: `identity` is guarded by `stateLock`; TPM access by the device's lock.
     public static let defaultTCTI = "device:/dev/tpmrm0"
+
+    /// Whether `tcti` names a transport this client speaks (device:PATH, swtpm:host=IP,port=P).
+    public static func isSupportedTCTI(_ tcti: String) -> Bool {
+        if case .success = TPM2TCTI.parse(tcti) { return true }
+        return false
+    }
 
     public let kind = "tpm2"
     public let tcti: String
@@ -32,22 +37,23 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
     var storageFiles: TPM2BlobFiles { TPM2BlobFiles(directory: stateDirectory, name: "tpm2-storage") }
 
     /// Connects to the TPM through `tcti` and derives the storage primary (the same key at
-    /// every open on the same TPM). Throws deviceMissing when the libraries or the TPM are not
-    /// there.
+    /// every open on the same TPM). Throws deviceMissing when the TPM is not there or the tcti
+    /// setting names a transport this client does not speak.
     public convenience init(tcti: String = TPM2KeyVault.defaultTCTI, stateDirectory: String, pcrs: [Int] = []) throws(SecureKeyError) {
         try self.init(tcti: tcti, stateDirectory: stateDirectory, pcrs: pcrs, makeDAProtected: false)
     }
 
-    init(tcti: String, stateDirectory: String, pcrs: [Int], makeDAProtected: Bool) throws(SecureKeyError) {
+    init(tcti: String, stateDirectory: String, pcrs: [Int], makeDAProtected: Bool,
+         opening: TPM2Opener? = nil) throws(SecureKeyError) {
         self.makeDAProtected = makeDAProtected
         self.tcti = tcti
         self.stateDirectory = stateDirectory
         binding = try TPM2PCRBinding(pcrs)
-        let device = try TPM2Device(tcti: tcti)
+        let device = try TPM2Device(tcti: tcti, opening: opening)
         self.device = device
-        manufacturer = try device.withContext { esys throws(SecureKeyError) in
-            device.primary = try device.createPrimary(esys)
-            return device.manufacturer(esys)
+        manufacturer = try device.withContext { client throws(SecureKeyError) in
+            device.primary = try device.createPrimary(client)
+            return device.manufacturer(client)
         }
     }
 
@@ -59,11 +65,11 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
     public func close() {
         stateLock.withLock {
             identity = nil
-            device.close { esys in
-                device.flush(esys, device.identity)
-                device.flush(esys, device.primary)
-                device.identity = ESYS_TR_NONE
-                device.shutdown(esys)
+            device.close { client in
+                device.flush(client, device.identity?.handle)
+                device.flush(client, device.primary?.handle)
+                device.identity = nil
+                device.shutdown(client)
             }
         }
     }
@@ -85,48 +91,47 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
 
     /// The TPM's dictionary-attack failure count (TPM2_PT_LOCKOUT_COUNTER); tests.
     func lockoutCounter() throws(SecureKeyError) -> UInt32 {
-        try device.withContext { esys throws(SecureKeyError) in try device.variableProperty(esys, TPM2Code.propertyLockoutCounter) }
+        try device.withContext { client throws(SecureKeyError) in try device.variableProperty(client, TPM2Code.propertyLockoutCounter) }
     }
 
     public func deviceIdentity(create: Bool) throws(SecureKeyError) -> (any ProtocolKeyAgreement)? {
         try stateLock.withLock { () throws(SecureKeyError) -> (any ProtocolKeyAgreement)? in
             if let identity { return identity }
             let files = identityFiles
-            let loaded: (ESYS_TR, TPMT_PUBLIC)? = try device.withContext { esys throws(SecureKeyError) in
-                var blobs = try files.read(device.library)
+            let loaded: TPM2LoadedObject? = try device.withContext { client throws(SecureKeyError) in
+                guard let primary = device.primary else { throw .deviceMissing(device: device.deviceName, fix: "no primary key") }
+                var blobs = try files.read()
                 if blobs == nil {
                     guard create else { return nil }
-                    var sensitive = TPM2B_SENSITIVE_CREATE()
-                    let made = try device.create(esys, parent: device.primary, session: ESYS_TR_PASSWORD,
+                    let made = try device.create(client, parent: primary, auth: .password,
                                                  template: TPM2Templates.identity(daProtected: makeDAProtected),
-                                                 sensitive: &sensitive, what: "identity key")
-                    try files.write(device.library, public: made.public, private: made.private)
+                                                 data: [], what: "identity key")
+                    try files.write(made)
                     blobs = made
                 }
                 guard let blobs else { return nil }
-                guard TPM2Templates.isIdentity(blobs.public.publicArea) else {
+                guard TPM2Templates.isIdentity(blobs.publicArea) else {
                     throw .malformed(what: "\(files.publicPath) (not a fixedTPM P-256 identity key)")
                 }
-                let handle = try device.load(esys, parent: device.primary, public: blobs.public, private: blobs.private, files: files)
-                device.identity = handle
+                let object = try device.load(client, parent: primary, blobs: blobs, files: files)
+                device.identity = object
                 device.identityFiles = files
-                return (handle, blobs.public.publicArea)
+                return object
             }
             guard let loaded else { return nil }
-            let handle = loaded.0
             let made: TPM2Identity
             do throws(SecureKeyError) {
-                made = try TPM2Identity(device: device, publicArea: loaded.1)
+                made = try TPM2Identity(device: device, publicArea: loaded.publicArea)
             } catch {
-                try? device.withContext { esys throws(SecureKeyError) in
-                    device.flush(esys, handle)
-                    device.identity = ESYS_TR_NONE
+                try? device.withContext { client throws(SecureKeyError) in
+                    device.flush(client, loaded.handle)
+                    device.identity = nil
                     device.identityFiles = nil
                 }
                 throw error
             }
             identity = made
-            if TPM2Templates.isDAProtected(loaded.1) { daProtectedObjects.insert("identity") }
+            if TPM2Templates.isDAProtected(loaded.publicArea) { daProtectedObjects.insert("identity") }
             return made
         }
     }
@@ -135,24 +140,26 @@ public final class TPM2KeyVault: CarKeyVault, @unchecked Sendable {
     public func storageKey() throws(SecureKeyError) -> Bytes {
         let files = storageFiles
         var daProtected = false
-        let key = try device.withContext { esys throws(SecureKeyError) in
-            try device.storageKey(esys, primary: device.primary, files: files, binding: binding,
+        let key = try device.withContext { client throws(SecureKeyError) in
+            guard let primary = device.primary else { throw .deviceMissing(device: device.deviceName, fix: "no primary key") }
+            return try device.storageKey(client, primary: primary, files: files, binding: binding,
                                   makeDAProtected: makeDAProtected, daProtected: &daProtected)
         }
         if daProtected { stateLock.withLock { _ = daProtectedObjects.insert("storage key") } }
         return key
     }
 
-    /// Extends a SHA-256 PCR (tests: what a changed boot component does to a bound key).
+    /// Extends a SHA-256 PCR (TPM2_PCR_Extend, Part 3 §22.2; tests: what a changed boot
+    /// component does to a bound key).
     func extendPCR(_ index: Int, digest: Bytes) throws(SecureKeyError) {
         precondition((0...23).contains(index) && digest.count == 32)
-        var values = TPML_DIGEST_VALUES()
-        values.count = 1
-        values.digests.0.hashAlg = TPM2_ALG_SHA256
-        _ = TPM2Buffers.store(digest, into: &values.digests.0.digest)
-        try device.withContext { esys throws(SecureKeyError) in
-            try device.check(device.library.pcrExtend(esys, ESYS_TR_PCR0 + ESYS_TR(index), ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &values),
-                             "PCR_Extend")
+        var parameters = TPM2Writer()
+        parameters.u32(1) // TPML_DIGEST_VALUES: one TPMT_HA
+        parameters.u16(TPM2Algorithm.sha256)
+        parameters.raw(digest)
+        try device.withContext { client throws(SecureKeyError) in
+            _ = try device.run(client, TPM2Call(code: TPM2CommandCode.pcrExtend, handles: [TPM2Handle.pcr(index)], auths: [.password],
+                                                parameters: parameters.bytes), "PCR_Extend")
         }
     }
 }

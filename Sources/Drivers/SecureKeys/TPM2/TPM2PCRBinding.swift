@@ -1,7 +1,8 @@
 // Which PCRs (SHA-256 bank) the sealed storage key is bound to. An empty list means unbound:
 // the key unseals on this TPM whatever booted. With a list, it unseals only while those PCRs
 // hold the values they held when it was sealed (the same firmware, boot loader, kernel...).
-import CTSS2
+
+import Protocol
 
 struct TPM2PCRBinding: Sendable, Equatable {
     let indexes: [Int]
@@ -16,16 +17,18 @@ struct TPM2PCRBinding: Sendable, Equatable {
 
     var isBound: Bool { !indexes.isEmpty }
 
-    /// One TPMS_PCR_SELECTION for the SHA-256 bank, a bit per PCR.
-    var selection: TPML_PCR_SELECTION {
-        var list = TPML_PCR_SELECTION()
-        list.count = 1
-        list.pcrSelections.0.hash = TPM2_ALG_SHA256
-        list.pcrSelections.0.sizeofSelect = 3
+    /// A TPML_PCR_SELECTION (Part 2 §10.9.7) with one TPMS_PCR_SELECTION for the SHA-256 bank:
+    /// count, hash, sizeofSelect (3 bytes cover PCRs 0-23), a bit per PCR (PCR n is bit n % 8
+    /// of byte n / 8, Part 2 §10.6.1).
+    var selection: Bytes {
         var bits: [UInt8] = [0, 0, 0]
         for index in indexes { bits[index / 8] |= 1 << UInt8(index % 8) }
-        _ = TPM2Buffers.store(bits, into: &list.pcrSelections.0.pcrSelect)
-        return list
+        var writer = TPM2Writer()
+        writer.u32(1)
+        writer.u16(TPM2Algorithm.sha256)
+        writer.u8(3)
+        writer.raw(bits)
+        return writer.bytes
     }
 
     var description: String { "SHA-256 PCRs " + indexes.map(String.init).joined(separator: ",") }

@@ -25,19 +25,18 @@ COMPATIBLE_HOST = "(aarch64|x86_64).*-linux"
 
 inherit systemd useradd
 
-# The binaries are static: nothing to configure or compile, no shared-library dependencies.
+# The binaries are prebuilt: nothing to configure or compile. carkey-agent and carkey are static;
+# carkey-pkcs11-bridge needs the image's glibc (package QA finds that dependency itself).
 do_configure[noexec] = "1"
 do_compile[noexec] = "1"
-# No DEPENDS on tpm2-tss or p11-kit for the key vaults' headers (issue 18): they are needed
-# where the binaries are built (make static-aarch64 puts them into its SDK sysroot), and nothing
-# links them: the agent dlopens libtss2-* and the configured PKCS#11 module. A DEPENDS here
-# would also make this layer need meta-tpm. The tss2 runtime libraries are recommended by
-# dynamic-layers/tpm-layer/ when meta-tpm is in the build; the PKCS#11 module is the product's
+# No DEPENDS for the key vaults: the TPM 2.0 vault speaks the TPM's command protocol itself
+# (no tpm2-tss at build or run time), and the PKCS#11 header is needed only where the binaries
+# are built; the agent dlopens the configured PKCS#11 module. The module is the product's
 # choice (tpm2-pkcs11, a secure element vendor's), added to the image with the config naming it.
 
 # The unit runs the agent as carkey (board/systemd/carkey-agent.service); gpio and spi own the
 # GPIO and spidev nodes through board/udev/60-opencarkey.rules, dialout the serial consoles, tss
-# the TPM resource manager /dev/tpmrm0 (the "tpm2" key vault; tpm2-tss makes the same group,
+# the kernel's TPM resource manager /dev/tpmrm0 (the "tpm2" key vault; tpm2-tss makes the same group,
 # and useradd leaves a group that exists alone).
 # The same user is described for systemd-sysusers in board/systemd/carkey-agent.sysusers;
 # useradd makes it at rootfs time so the image's /etc/passwd has it before first boot.
@@ -53,6 +52,10 @@ do_install() {
     install -d ${D}${bindir}
     install -m 0755 ${S}/bin/carkey-agent ${D}${bindir}/carkey-agent
     install -m 0755 ${S}/bin/carkey ${D}${bindir}/carkey
+    # The PKCS#11 vault's helper: dynamically linked against glibc 2.34 or newer, it loads the
+    # configured module in its own process (docs/pkcs11-bridge.md); the agent looks for it here.
+    install -d ${D}${libexecdir}/opencarkey
+    install -m 0755 ${S}/libexec/opencarkey/carkey-pkcs11-bridge ${D}${libexecdir}/opencarkey/carkey-pkcs11-bridge
 
     install -d ${D}${systemd_system_unitdir}
     install -m 0644 ${S}/board/systemd/carkey-agent.service ${D}${systemd_system_unitdir}/carkey-agent.service
@@ -80,6 +83,7 @@ FILES:${PN} += "\
 
 # Both QA checks concern how OE builds binaries, and these were built by the release:
 # already-stripped: the release strips them (20 MB static); there is no debug data to split.
-# ldflags: SwiftPM links them, not OE's LDFLAGS; a static-pie build has no GNU_HASH section.
+# ldflags: SwiftPM (and tools/pkcs11-bridge/build.sh for the bridge) links them, not OE's
+# LDFLAGS; a static-pie build has no GNU_HASH section.
 # nooelint: oelint.vars.insaneskip
 INSANE_SKIP:${PN} += "already-stripped ldflags"
