@@ -23,6 +23,29 @@ final class PKCS11BridgeProcessTests: XCTestCase {
         }
     }
 
+    /// A SoftHSM2 token labelled `label`, a vault on it whose bridge restarts re-read the PIN
+    /// through `reloadPIN` (given the token's right PIN), and the lines the vault logs on
+    /// connection changes. Removed at the test's end.
+    private func tokenVault(_ label: String, reloadPIN: @escaping @Sendable (Bytes) throws(SecureKeyError) -> Bytes)
+        throws -> (vault: PKCS11KeyVault, token: SoftHSMToken, lines: LoggedLines) {
+        _ = try bridge()
+        let token = try requireDevice { try SoftHSMToken(label: label) }
+        let state = TestFolders.make(prefix: "opencarkey-bridge")
+        let vault = try PKCS11KeyVault(modulePath: SoftHSMToken.modulePath, tokenLabel: token.label, pin: token.pin,
+                                       stateDirectory: state, reloadPIN: { [pin = token.pin] () throws(SecureKeyError) -> Bytes in
+            try reloadPIN(pin)
+        })
+        addTeardownBlock {
+            vault.close()
+            TestFolders.remove(state)
+            token.remove()
+            unsetenv("SOFTHSM2_CONF")
+        }
+        let lines = LoggedLines()
+        vault.onConnectionChange { line in lines.append(line) }
+        return (vault, token, lines)
+    }
+
     /// Runs `path` to its end (stdin /dev/null): exit status and output.
     static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32?, stdout: String, stderr: String) {
         let process = try AgentProcess(path, arguments)
@@ -96,23 +119,11 @@ final class PKCS11BridgeProcessTests: XCTestCase {
     /// A restart that meets a wrong PIN (the PIN file changed) is not tried again: each try
     /// would spend one of the token's PIN tries.
     func testARestartRefusedForThePINIsNotRetried() throws {
-        _ = try bridge()
-        let token = try requireDevice { try SoftHSMToken(label: "bridge-pin") }
-        let state = TestFolders.make(prefix: "opencarkey-bridge")
-        defer {
-            TestFolders.remove(state)
-            token.remove()
-            unsetenv("SOFTHSM2_CONF")
-        }
         let reloads = Mutex(0)
-        let vault = try PKCS11KeyVault(modulePath: SoftHSMToken.modulePath, tokenLabel: token.label, pin: token.pin,
-                                       stateDirectory: state, reloadPIN: { () throws(SecureKeyError) -> Bytes in
+        let (vault, _, lines) = try tokenVault("bridge-pin") { (_: Bytes) throws(SecureKeyError) -> Bytes in
             reloads.withLock { $0 += 1 }
             return Array("999999".utf8)
-        })
-        defer { vault.close() }
-        let lines = Mutex<[String]>([])
-        vault.onConnectionChange { line in lines.withLock { $0.append(line) } }
+        }
         let identity = try XCTUnwrap(try vault.deviceIdentity(create: true))
         let pid = try vault.token.serialized { (calls) throws(SecureKeyError) -> pid_t in calls.bridge.pid }
         kill(pid, SIGKILL)
@@ -124,28 +135,16 @@ final class PKCS11BridgeProcessTests: XCTestCase {
         usleep(600_000)
         XCTAssertThrowsError(try identity.signature(for: [3]), "still refused, without a new try")
         XCTAssertEqual(reloads.withLock { $0 }, 1, "one try with the wrong PIN")
-        XCTAssertTrue(lines.withLock { $0 }.last?.contains("not retried") ?? false, "\(lines.withLock { $0 })")
+        XCTAssertTrue(lines.all.last?.contains("not retried") ?? false, "\(lines.all)")
     }
 
     func testTheBridgeGetsThePINOverThePipeAndARestartAfterItsDeathIsLoggedOnce() throws {
-        _ = try bridge()
-        let token = try requireDevice { try SoftHSMToken(label: "bridge-restart") }
-        let state = TestFolders.make(prefix: "opencarkey-bridge")
-        defer {
-            TestFolders.remove(state)
-            token.remove()
-            unsetenv("SOFTHSM2_CONF")
-        }
         // The first restart finds the PIN file unreadable: the next try waits for the backoff.
         let reloads = Mutex(0)
-        let vault = try PKCS11KeyVault(modulePath: SoftHSMToken.modulePath, tokenLabel: token.label, pin: token.pin,
-                                       stateDirectory: state, reloadPIN: { () throws(SecureKeyError) -> Bytes in
+        let (vault, token, lines) = try tokenVault("bridge-restart") { (pin: Bytes) throws(SecureKeyError) -> Bytes in
             guard reloads.withLock({ $0 += 1; return $0 }) > 1 else { throw SecureKeyError.locked(device: "pin file", fix: "unreadable") }
-            return token.pin
-        })
-        defer { vault.close() }
-        let lines = Mutex<[String]>([])
-        vault.onConnectionChange { line in lines.withLock { $0.append(line) } }
+            return pin
+        }
         let identity = try XCTUnwrap(try vault.deviceIdentity(create: true))
         let key = try vault.storageKey()
 
@@ -169,9 +168,16 @@ final class PKCS11BridgeProcessTests: XCTestCase {
         let signature = try identity.signature(for: [3])
         XCTAssertTrue(identity.publicKey.isValidSignature(signature, for: [3]), "the identity is found again in the new session")
         XCTAssertEqual(try vault.storageKey(), key)
-        let logged = lines.withLock { $0 }
+        let logged = lines.all
         XCTAssertEqual(logged.count, 2, "\(logged)")
         XCTAssertTrue(logged.first?.contains("killed by signal 9") ?? false, "\(logged)")
         XCTAssertTrue(logged.last?.contains("answers again") ?? false, "\(logged)")
     }
+}
+
+/// The lines a vault logged, appended from its threads.
+final class LoggedLines: Sendable {
+    private let store = Mutex<[String]>([])
+    func append(_ line: String) { store.withLock { $0.append(line) } }
+    var all: [String] { store.withLock { $0 } }
 }

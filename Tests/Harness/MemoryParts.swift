@@ -35,8 +35,8 @@ public enum MemoryParts {
     public static let order = ["code", "rodata", "data", "heap", "malloc-arenas", "thread-stacks", "main-stack",
                                "other-anonymous", "shared-files", "other-files", "kernel"]
 
-    /// The parts of `pid`, nil when its smaps cannot be read. `executable` names the binary's
-    /// path as the maps show it (default: /proc/PID/exe).
+    /// The parts of `pid`, nil when its smaps cannot be read; its executable's mappings are the
+    /// ones naming the file /proc/PID/exe points at.
     public static func sample(_ pid: pid_t) -> [MemoryPart]? {
         guard let text = ProcessStats.read("/proc/\(pid)/smaps") else { return nil }
         var buffer = [CChar](repeating: 0, count: 4096)
