@@ -1,4 +1,5 @@
-// MemoryParts (Tests/Harness): an smaps text of an idle static agent, with its executable, a
+// MemoryParts (Tests/Harness): an smaps text of an idle static agent (the sizes are those a
+// release agent with --mqtt showed on 2026-12-06; the layout is glibc's, see MemoryParts.classify), with its executable, a
 // glibc malloc arena and its reservation, a thread stack above its guard page, the brk heap,
 // SQLite's -shm mapping and the vdso, each counted in its part; and a live sample of this
 // process whose parts add up to its smaps_rollup.

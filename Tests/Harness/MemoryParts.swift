@@ -98,8 +98,11 @@ public enum MemoryParts {
     }
 
     /// glibc's thread stacks are anonymous read-write mappings right above a no-access guard
-    /// page; its secondary malloc arenas are anonymous read-write mappings followed by the
-    /// no-access rest of their 64 MiB reservation.
+    /// page (nptl/allocatestack.c maps the stack and protects its lowest guard-size bytes with
+    /// PROT_NONE; the guard is one page by default, pthread_attr_setguardsize(3)); its secondary
+    /// malloc arenas are anonymous read-write mappings followed by the no-access rest of their
+    /// reservation (malloc/arena.c new_heap: HEAP_MAX_SIZE, 64 MiB on 64-bit, mapped PROT_NONE,
+    /// then made read-write as the heap grows).
     static func classify(_ mapping: Mapping, previous: Mapping?, next: Mapping?, executable: String) -> String {
         let path = mapping.path
         if !executable.isEmpty && path == executable {
