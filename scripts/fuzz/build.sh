@@ -19,8 +19,18 @@ swift build -c release --scratch-path "$BUILD" --target CommandLineKit -Xswiftc 
 # Every system-library shim (Sources/C*/module.modulemap), found rather than listed, so a new one
 # (issue 18 added CTSS2 and CPKCS11) cannot silently break this build, which CI does not run.
 SYSTEM_MODULES=$(for map in Sources/C*/module.modulemap; do printf ' -I %s' "$(dirname "$map")"; done)
-OBJECTS=$(ls "$REL"/Protocol.build/*.o "$REL"/Drivers.build/*.o "$REL"/CommandLineKit.build/*.o \
-              "$REL"/FuzzTargets.build/*.o "$REL"/CShims.build/*.o)
+# The Swift modules' objects as their output-file-map.json lists them for today's sources, not
+# every .o in the folder: an object of a deleted source stays in the scratch path and would be
+# linked in (it did, with undefined references, after a source file was removed).
+swift_objects() {
+    for module in "$@"; do
+        python3 -c 'import json, sys
+for source, outputs in json.load(open(sys.argv[1])).items():
+    if source and "object" in outputs:
+        print(outputs["object"])' "$REL/$module.build/output-file-map.json"
+    done
+}
+OBJECTS="$(swift_objects Protocol Drivers CommandLineKit FuzzTargets) $(ls "$REL"/CShims.build/*.o)"
 # shellcheck disable=SC2086 # word splitting of the lists is meant
 swiftc -O -g -sanitize="$SAN" -parse-as-library -module-name carkey_agent -D CARKEY_FUZZ_AGENT_MODULE \
     -I "$REL/Modules" $SYSTEM_MODULES -Xcc -fmodule-map-file="$REL/CShims.build/module.modulemap" -I Sources/CShims/include \
