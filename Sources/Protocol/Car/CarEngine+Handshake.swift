@@ -20,11 +20,12 @@ extension CarProtocolEngine {
             let challenge = try attempt(.internalError) { try random.randomBytes(Wire.challengeLength) }
             guard challenge.count == Wire.challengeLength else { throw .internalError }
             let carEphemeral = try attempt(.internalError) { try ephemeralKeys.makeEphemeralKey() }
-            let body = ChallengeMessage.body(challenge: challenge, carEphemeralPublicKey: carEphemeral.publicKey.sec1,
-                                             vehicleID: configuration.vehicleID)
-            let input = ChallengeMessage.signatureInput(hello: raw, body: body)
-            let signature = try attempt(.internalError) { try identity.signature(for: input) }
-            let challengeBytes = body + signature.rawRepresentation
+            let challengeBytes = try attempt(.internalError) {
+                try ChallengeMessage.sign(by: identity, context: raw) { signature throws(MessageFormatError) in
+                    try ChallengeMessage(challenge: challenge, carEphemeralPublicKey: carEphemeral.publicKey.sec1,
+                                         vehicleID: configuration.vehicleID, signature: signature)
+                }.encoded()
+            }
 
             // Only now, with a Challenge to send, does an owner's Hello end a share's session.
             var actions: [CarAction] = []

@@ -89,17 +89,18 @@ extension CarProtocolEngine {
                 try SPAKE2Plus.verifierFinish(y: y, w0: window.w0, l: window.l, shareP: hello.shareP, shareV: shareV,
                                               identities: ids)
             }
-            let body = PairingChallengeMessage.body(challenge: challenge, windowID: window.windowID, carIdentityPublicKey: car,
-                                                    vehicleID: configuration.vehicleID, shareV: shareV,
-                                                    confirmV: schedule.confirmV)
-            let input = PairingChallengeMessage.signatureInput(pairingHello: raw, body: body)
-            let signature = try attempt(.internalError) { try identity.signature(for: input) }
+            let message = try attempt(.internalError) {
+                try PairingChallengeMessage.sign(by: identity, context: raw) { signature throws(MessageFormatError) in
+                    try PairingChallengeMessage(challenge: challenge, windowID: window.windowID, carIdentityPublicKey: car,
+                                                vehicleID: configuration.vehicleID, shareV: shareV, confirmV: schedule.confirmV,
+                                                signature: signature)
+                }.encoded()
+            }
             // The guess is spent now, not at the proof: confirmV lets whoever chose shareP test
             // exactly one code (the one its shareP was built with), offline, without answering.
             window.wrongCodesLeft -= 1
             pairingWindow = window
             spendOutstandingChallenge(on: link)
-            let message = body + signature.rawRepresentation
             let run = PairingAttempt(windowID: window.windowID, challengeBytes: message,
                                      expectedConfirmP: schedule.confirmP, kShared: schedule.kShared)
             links[link] = .pairing(PendingPairing(helloBytes: raw, phoneKey: phoneKey, challenge: challenge,

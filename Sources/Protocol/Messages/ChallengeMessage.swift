@@ -10,10 +10,11 @@
 //   then     carSignature (64, raw r || s), ECDSA-SHA256 over
 //            "OCK1-CHALLENGE" || Hello (as received) || all Challenge bytes before the signature
 
-public struct ChallengeMessage: Equatable, Sendable {
+public struct ChallengeMessage: SignedObject, Equatable {
     /// Domain-separation label for the car's signature, so it can never be mistaken for a
     /// signature the identity key makes for another purpose.
     public static let signatureLabel: Bytes = Array("OCK1-CHALLENGE".utf8)
+    public static let signatureField = "carSignature"
 
     public let challenge: Bytes
     public let carEphemeralPublicKey: Bytes
@@ -25,9 +26,7 @@ public struct ChallengeMessage: Equatable, Sendable {
             throw .invalidField(field: "challenge", reason: "must be \(Wire.challengeLength) bytes")
         }
         try checkSEC1Shape(carEphemeralPublicKey, field: "carEphemeralPub")
-        guard signature.count == Wire.rawSignatureLength else {
-            throw .invalidField(field: "carSignature", reason: "must be 64 bytes raw r || s")
-        }
+        try Self.checkSignature(signature)
         self.challenge = challenge
         self.carEphemeralPublicKey = carEphemeralPublicKey
         self.vehicleID = vehicleID
@@ -45,15 +44,11 @@ public struct ChallengeMessage: Equatable, Sendable {
     }
 
     /// The exact bytes the car's identity key signs.
-    public static func signatureInput(hello: Bytes, body: Bytes) -> Bytes {
-        signatureLabel + hello + body
-    }
+    public static func signatureInput(hello: Bytes, body: Bytes) -> Bytes { signedInput(context: hello, body: body) }
 
     public var body: Bytes {
         ChallengeMessage.body(challenge: challenge, carEphemeralPublicKey: carEphemeralPublicKey, vehicleID: vehicleID)
     }
-
-    public func encoded() -> Bytes { body + signature }
 
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> ChallengeMessage {
         var reader = try ByteReader(bytes)
@@ -63,7 +58,7 @@ public struct ChallengeMessage: Equatable, Sendable {
         let ephemeral = try reader.bytes(Wire.publicKeyLength, "carEphemeralPub")
         let idLength = Int(try reader.byte("vehicleIDLen"))
         let vehicleID = try VehicleID(bytes: reader.bytes(idLength, "vehicleID"))
-        let signature = try reader.bytes(Wire.rawSignatureLength, "carSignature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try ChallengeMessage(challenge: challenge, carEphemeralPublicKey: ephemeral,
                                     vehicleID: vehicleID, signature: signature)

@@ -117,10 +117,8 @@ public struct PhonePairingSession: Sendable {
     private mutating func answer(_ challenge: PairingChallengeMessage, raw: Bytes, hello: Bytes,
                                  prover: (x: Bytes, w0: Bytes, w1: Bytes, shareP: Bytes)) throws(PhoneError) -> Event {
         if let expectedVehicleID, challenge.vehicleID != expectedVehicleID { throw .wrongVehicle(challenge.vehicleID.string) }
-        guard let carIdentity = try? P256PublicKey(sec1: challenge.carIdentityPublicKey),
-              let signature = try? ECDSASignature(rawRepresentation: challenge.signature),
-              carIdentity.isValidSignature(signature, for: PairingChallengeMessage.signatureInput(pairingHello: hello, body: challenge.body))
-        else { throw .carSignatureInvalid }
+        guard let carIdentity = try? P256PublicKey(sec1: challenge.carIdentityPublicKey) else { throw .carSignatureInvalid }
+        do throws(SignedObjectError) { try challenge.verify(with: carIdentity, context: hello) } catch { throw .carSignatureInvalid }
         let phone = longTermKey.publicKey.sec1, car = carIdentity.sec1
         let ids = PairingSPAKE.identities(phone: phone, car: car, vehicleID: challenge.vehicleID, windowID: challenge.windowID)
         state = .done

@@ -133,9 +133,7 @@ public struct PhoneProtocolSession: Sendable {
     private mutating func answer(_ challenge: ChallengeMessage, raw: Bytes, hello: Bytes,
                                  ephemeral: P256PrivateKey, now: ProtocolTime) throws(PhoneError) -> PhoneEvent {
         guard challenge.vehicleID == configuration.vehicleID else { throw .wrongVehicle(challenge.vehicleID.string) }
-        let input = ChallengeMessage.signatureInput(hello: hello, body: challenge.body)
-        guard let signature = try? ECDSASignature(rawRepresentation: challenge.signature),
-              configuration.carIdentityKey.isValidSignature(signature, for: input) else {
+        do throws(SignedObjectError) { try challenge.verify(with: configuration.carIdentityKey, context: hello) } catch {
             throw .carSignatureInvalid
         }
         guard let carEphemeral = try? P256PublicKey(sec1: challenge.carEphemeralPublicKey) else {

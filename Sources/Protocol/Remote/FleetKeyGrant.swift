@@ -11,7 +11,7 @@
 //   72+L     issuerKeyID (8): an owner key, or the fleet key being rotated out
 //   80+L     signature (64, raw r || s): ECDSA-SHA256 over "OCK1-FLEET-KEY" || bytes 0..<80+L
 
-public struct FleetKeyGrant: Equatable, Sendable {
+public struct FleetKeyGrant: SignerNamedObject, Equatable {
     public static let typeByte: UInt8 = 0x42
     public static let version: UInt8 = 0x01
     public static let signatureLabel: Bytes = Array("OCK1-FLEET-KEY".utf8)
@@ -27,7 +27,7 @@ public struct FleetKeyGrant: Equatable, Sendable {
 
     public init(vehicleID: VehicleID, fleetKey: P256PublicKey, issuedAt: UInt32, issuerKeyID: KeyID,
                 signature: Bytes) throws(MessageFormatError) {
-        guard signature.count == Wire.rawSignatureLength else { throw .invalidField(field: "signature", reason: "must be 64 bytes raw r || s") }
+        try Self.checkSignature(signature)
         self.vehicleID = vehicleID
         self.fleetKey = fleetKey
         self.issuedAt = issuedAt
@@ -36,18 +36,12 @@ public struct FleetKeyGrant: Equatable, Sendable {
     }
 
     public var fleetKeyID: KeyID { KeyID(publicKey: fleetKey) }
+    public var signerKeyID: KeyID { issuerKeyID }
 
     public static func issue(by issuer: any ProtocolSigner, vehicleID: VehicleID, fleetKey: P256PublicKey,
                              issuedAt: UInt32) throws(KeyObjectError) -> FleetKeyGrant {
-        let issuerID = KeyID(publicKey: issuer.publicKey)
-        let body = Self.body(vehicleID: vehicleID, fleetKey: fleetKey, issuedAt: issuedAt, issuerKeyID: issuerID)
-        let signature: ECDSASignature
-        do { signature = try issuer.signature(for: signatureLabel + body) } catch { throw .signingFailed }
-        do throws(MessageFormatError) {
-            return try FleetKeyGrant(vehicleID: vehicleID, fleetKey: fleetKey, issuedAt: issuedAt, issuerKeyID: issuerID,
-                                     signature: signature.rawRepresentation)
-        } catch {
-            throw .invalid(error)
+        try issue(by: issuer) { issuerKeyID, signature throws(MessageFormatError) in
+            try FleetKeyGrant(vehicleID: vehicleID, fleetKey: fleetKey, issuedAt: issuedAt, issuerKeyID: issuerKeyID, signature: signature)
         }
     }
 
@@ -61,8 +55,6 @@ public struct FleetKeyGrant: Equatable, Sendable {
     }
 
     public var body: Bytes { Self.body(vehicleID: vehicleID, fleetKey: fleetKey, issuedAt: issuedAt, issuerKeyID: issuerKeyID) }
-    public var signatureInput: Bytes { Self.signatureLabel + body }
-    public func encoded() -> Bytes { body + signature }
 
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> FleetKeyGrant {
         var reader = try ByteReader(bytes, limit: maxLength)
@@ -78,7 +70,7 @@ public struct FleetKeyGrant: Equatable, Sendable {
         }
         let issuedAt = try reader.uint32BE("issuedAt")
         let issuer = try KeyID(bytes: reader.bytes(KeyID.length, "issuerKeyID"))
-        let signature = try reader.bytes(Wire.rawSignatureLength, "signature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try FleetKeyGrant(vehicleID: vehicleID, fleetKey: key, issuedAt: issuedAt, issuerKeyID: issuer, signature: signature)
     }
@@ -108,8 +100,7 @@ public enum FleetKeyGrantValidator {
         case .fleet: guard issuer.keyID != grant.fleetKeyID else { throw .insufficientPermission }
         case .share: throw .insufficientPermission
         }
-        guard let signature = try? ECDSASignature(rawRepresentation: grant.signature),
-              issuer.publicKey.isValidSignature(signature, for: grant.signatureInput) else { throw .badSignature }
+        do throws(SignedObjectError) { try grant.verify(with: issuer.publicKey) } catch { throw .badSignature }
         return VerifiedFleetKeyGrant(grant: grant, rotation: issuer.kind == .fleet)
     }
 }

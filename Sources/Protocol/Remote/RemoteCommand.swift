@@ -53,7 +53,7 @@ public enum RemoteAction: UInt8, Sendable, CaseIterable, CustomStringConvertible
     public var moves: Bool { requiredPermission != [] }
 }
 
-public struct RemoteCommand: Equatable, Sendable {
+public struct RemoteCommand: SignerNamedObject, Equatable {
     public static let typeByte: UInt8 = 0x40
     public static let version: UInt8 = 0x01
     public static let signatureLabel: Bytes = Array("OCK1-REMOTE-COMMAND".utf8)
@@ -75,9 +75,7 @@ public struct RemoteCommand: Equatable, Sendable {
     public init(commandID: Bytes, vehicleID: VehicleID, action: RemoteAction, issuedAt: UInt32, expiresAt: UInt32,
                 signerKeyID: KeyID, signature: Bytes) throws(MessageFormatError) {
         guard commandID.count == Self.idLength else { throw .invalidField(field: "commandID", reason: "must be 16 bytes") }
-        guard signature.count == Wire.rawSignatureLength else {
-            throw .invalidField(field: "signature", reason: "must be 64 bytes raw r || s")
-        }
+        try Self.checkSignature(signature)
         self.commandID = commandID
         self.vehicleID = vehicleID
         self.action = action
@@ -95,17 +93,9 @@ public struct RemoteCommand: Equatable, Sendable {
             throw .invalid(.invalidField(field: "expiresAt", reason: "lifetime must be 1 to \(maxLifetimeSeconds) s"))
         }
         guard commandID.count == idLength else { throw .invalid(.invalidField(field: "commandID", reason: "must be 16 bytes")) }
-        let signerID = KeyID(publicKey: signer.publicKey)
-        let body = Self.body(commandID: commandID, vehicleID: vehicleID, action: action, issuedAt: issuedAt,
-                             expiresAt: issuedAt + lifetimeSeconds, signerKeyID: signerID)
-        let signature: ECDSASignature
-        do { signature = try signer.signature(for: signatureLabel + body) } catch { throw .signingFailed }
-        do throws(MessageFormatError) {
-            return try RemoteCommand(commandID: commandID, vehicleID: vehicleID, action: action, issuedAt: issuedAt,
-                                     expiresAt: issuedAt + lifetimeSeconds, signerKeyID: signerID,
-                                     signature: signature.rawRepresentation)
-        } catch {
-            throw .invalid(error)
+        return try issue(by: signer) { signerKeyID, signature throws(MessageFormatError) in
+            try RemoteCommand(commandID: commandID, vehicleID: vehicleID, action: action, issuedAt: issuedAt,
+                              expiresAt: issuedAt + lifetimeSeconds, signerKeyID: signerKeyID, signature: signature)
         }
     }
 
@@ -126,8 +116,6 @@ public struct RemoteCommand: Equatable, Sendable {
         Self.body(commandID: commandID, vehicleID: vehicleID, action: action, issuedAt: issuedAt, expiresAt: expiresAt,
                   signerKeyID: signerKeyID)
     }
-    public var signatureInput: Bytes { Self.signatureLabel + body }
-    public func encoded() -> Bytes { body + signature }
 
     /// The command ID as a lower-case 8-4-4-4-12 UUID string (what results and events name).
     public var uuidString: String { Self.uuidString(commandID) }
@@ -159,7 +147,7 @@ public struct RemoteCommand: Equatable, Sendable {
         let issuedAt = try reader.uint32BE("issuedAt")
         let expiresAt = try reader.uint32BE("expiresAt")
         let signer = try KeyID(bytes: reader.bytes(KeyID.length, "signerKeyID"))
-        let signature = try reader.bytes(Wire.rawSignatureLength, "signature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try RemoteCommand(commandID: commandID, vehicleID: vehicleID, action: action, issuedAt: issuedAt,
                                  expiresAt: expiresAt, signerKeyID: signer, signature: signature)

@@ -48,8 +48,7 @@ public enum RemoteCommandVerifier {
         guard let signer = signers.remoteSigner(command.signerKeyID), signer.keyID == command.signerKeyID else {
             throw .unknownKey
         }
-        guard let signature = try? ECDSASignature(rawRepresentation: command.signature),
-              signer.publicKey.isValidSignature(signature, for: command.signatureInput) else { throw .badSignature }
+        do throws(SignedObjectError) { try command.verify(with: signer.publicKey) } catch { throw .badSignature }
         guard command.vehicleID == vehicleID else { throw .wrongVehicle }
         guard signer.permissions.contains(.remote), signer.permissions.contains(command.action.requiredPermission) else {
             throw .insufficientPermission

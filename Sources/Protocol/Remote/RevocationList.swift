@@ -14,7 +14,7 @@
 //   21+L     N entries: length n (1 byte, 1...120) || the signed revocation (n)
 //   end      signature (64, raw r || s): ECDSA-SHA256 over "OCK1-REVOCATION-LIST" || all bytes before it
 
-public struct RevocationList: Equatable, Sendable {
+public struct RevocationList: SignerNamedObject, Equatable {
     public static let typeByte: UInt8 = 0x41
     public static let version: UInt8 = 0x01
     public static let signatureLabel: Bytes = Array("OCK1-REVOCATION-LIST".utf8)
@@ -37,7 +37,7 @@ public struct RevocationList: Equatable, Sendable {
         guard entries.allSatisfy({ (1...Revocation.maxLength).contains($0.count) }) else {
             throw .invalidField(field: "entry", reason: "1 to \(Revocation.maxLength) bytes")
         }
-        guard signature.count == Wire.rawSignatureLength else { throw .invalidField(field: "signature", reason: "must be 64 bytes raw r || s") }
+        try Self.checkSignature(signature)
         self.vehicleID = vehicleID
         self.listVersion = listVersion
         self.issuerKeyID = issuerKeyID
@@ -48,21 +48,17 @@ public struct RevocationList: Equatable, Sendable {
 
     public static func issue(by issuer: any ProtocolSigner, vehicleID: VehicleID, listVersion: UInt32, issuedAt: UInt32,
                              revocations: [Revocation]) throws(KeyObjectError) -> RevocationList {
-        let issuerID = KeyID(publicKey: issuer.publicKey)
         let entries = revocations.map { $0.encoded() }
         guard listVersion >= 1, entries.count <= maxEntries else {
             throw .invalid(.invalidField(field: "listVersion", reason: "version >= 1 and at most \(maxEntries) entries"))
         }
-        let body = Self.body(vehicleID: vehicleID, listVersion: listVersion, issuerKeyID: issuerID, issuedAt: issuedAt, entries: entries)
-        let signature: ECDSASignature
-        do { signature = try issuer.signature(for: signatureLabel + body) } catch { throw .signingFailed }
-        do throws(MessageFormatError) {
-            return try RevocationList(vehicleID: vehicleID, listVersion: listVersion, issuerKeyID: issuerID, issuedAt: issuedAt,
-                                      entries: entries, signature: signature.rawRepresentation)
-        } catch {
-            throw .invalid(error)
+        return try issue(by: issuer) { issuerKeyID, signature throws(MessageFormatError) in
+            try RevocationList(vehicleID: vehicleID, listVersion: listVersion, issuerKeyID: issuerKeyID, issuedAt: issuedAt,
+                               entries: entries, signature: signature)
         }
     }
+
+    public var signerKeyID: KeyID { issuerKeyID }
 
     static func body(vehicleID: VehicleID, listVersion: UInt32, issuerKeyID: KeyID, issuedAt: UInt32, entries: [Bytes]) -> Bytes {
         var out: Bytes = [typeByte, version, UInt8(vehicleID.bytes.count)]
@@ -81,8 +77,6 @@ public struct RevocationList: Equatable, Sendable {
     public var body: Bytes {
         Self.body(vehicleID: vehicleID, listVersion: listVersion, issuerKeyID: issuerKeyID, issuedAt: issuedAt, entries: entries)
     }
-    public var signatureInput: Bytes { Self.signatureLabel + body }
-    public func encoded() -> Bytes { body + signature }
 
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> RevocationList {
         var reader = try ByteReader(bytes, limit: maxLength)
@@ -102,7 +96,7 @@ public struct RevocationList: Equatable, Sendable {
             let length = Int(try reader.byte("entryLength"))
             entries.append(try reader.bytes(length, "entry"))
         }
-        let signature = try reader.bytes(Wire.rawSignatureLength, "signature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try RevocationList(vehicleID: vehicleID, listVersion: listVersion, issuerKeyID: issuer, issuedAt: issuedAt,
                                   entries: entries, signature: signature)
@@ -122,11 +116,10 @@ public enum RevocationListValidator {
         let list = try decoded { () throws(MessageFormatError) in try RevocationList.decode(bytes) }
         guard list.vehicleID == vehicleID else { throw .wrongVehicle }
         guard let issuer = keys.lookup(list.issuerKeyID), issuer.keyID == list.issuerKeyID, issuer.role == .owner,
-              !issuer.revoked, issuer.permissions.contains(.manage),
-              let signature = try? ECDSASignature(rawRepresentation: list.signature),
-              issuer.publicKey.isValidSignature(signature, for: list.signatureInput) else {
+              !issuer.revoked, issuer.permissions.contains(.manage) else {
             throw .invalidRevocation
         }
+        do throws(SignedObjectError) { try list.verify(with: issuer.publicKey) } catch { throw .invalidRevocation }
         return VerifiedRevocationList(list: list)
     }
 }

@@ -17,7 +17,7 @@
 //
 // The label keeps a config signature from ever doubling as another object's (protocol.md 18.11).
 
-public struct SignedConfig: Equatable, Sendable {
+public struct SignedConfig: SignerNamedObject, Equatable {
     public static let typeByte: UInt8 = 0x43
     public static let format: UInt8 = 0x01
     public static let signatureLabel: Bytes = Array("OCK1-CONFIG".utf8)
@@ -46,9 +46,7 @@ public struct SignedConfig: Equatable, Sendable {
         guard (2...Self.maxPayloadLength).contains(payload.count) else {
             throw .invalidField(field: "payload", reason: "length must be 2...\(Self.maxPayloadLength), got \(payload.count)")
         }
-        guard signature.count == Wire.rawSignatureLength else {
-            throw .invalidField(field: "signature", reason: "must be 64 bytes raw r || s")
-        }
+        try Self.checkSignature(signature)
         self.vehicleID = vehicleID
         self.signerKeyID = signerKeyID
         self.version = version
@@ -61,23 +59,9 @@ public struct SignedConfig: Equatable, Sendable {
     /// Signs a document with a fleet key or an owner key.
     public static func issue(by signer: any ProtocolSigner, vehicleID: VehicleID, version: UInt64, issuedAt: UInt32,
                              expiresAt: UInt32, payload: Bytes) throws(KeyObjectError) -> SignedConfig {
-        let keyID = KeyID(publicKey: signer.publicKey)
-        // Validate the fields before signing, so a bad value is reported as such.
-        do throws(MessageFormatError) {
-            _ = try SignedConfig(vehicleID: vehicleID, signerKeyID: keyID, version: version, issuedAt: issuedAt,
-                                 expiresAt: expiresAt, payload: payload, signature: Bytes(repeating: 0, count: Wire.rawSignatureLength))
-        } catch {
-            throw .invalid(error)
-        }
-        let body = Self.body(vehicleID: vehicleID, signerKeyID: keyID, version: version, issuedAt: issuedAt,
-                             expiresAt: expiresAt, payload: payload)
-        let signature: ECDSASignature
-        do { signature = try signer.signature(for: signatureLabel + body) } catch { throw .signingFailed }
-        do throws(MessageFormatError) {
-            return try SignedConfig(vehicleID: vehicleID, signerKeyID: keyID, version: version, issuedAt: issuedAt,
-                                    expiresAt: expiresAt, payload: payload, signature: signature.rawRepresentation)
-        } catch {
-            throw .invalid(error)
+        try issue(by: signer) { signerKeyID, signature throws(MessageFormatError) in
+            try SignedConfig(vehicleID: vehicleID, signerKeyID: signerKeyID, version: version, issuedAt: issuedAt,
+                             expiresAt: expiresAt, payload: payload, signature: signature)
         }
     }
 
@@ -99,8 +83,6 @@ public struct SignedConfig: Equatable, Sendable {
         Self.body(vehicleID: vehicleID, signerKeyID: signerKeyID, version: version, issuedAt: issuedAt,
                   expiresAt: expiresAt, payload: payload)
     }
-    public var signatureInput: Bytes { Self.signatureLabel + body }
-    public func encoded() -> Bytes { body + signature }
 
     /// Strict: one encoding per document, no trailing bytes, every length checked before use.
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> SignedConfig {
@@ -121,7 +103,7 @@ public struct SignedConfig: Equatable, Sendable {
             throw .invalidField(field: "payloadLen", reason: "at most \(maxPayloadLength)")
         }
         let payload = try reader.bytes(payloadLength, "payload")
-        let signature = try reader.bytes(Wire.rawSignatureLength, "signature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try SignedConfig(vehicleID: vehicleID, signerKeyID: signer, version: version, issuedAt: issuedAt,
                                 expiresAt: expiresAt, payload: payload, signature: signature)

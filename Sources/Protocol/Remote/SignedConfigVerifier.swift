@@ -32,8 +32,7 @@ public enum SignedConfigVerifier {
         case .owner: guard signer.permissions.contains(.manage) else { throw .insufficientPermission }
         case .share: throw .insufficientPermission
         }
-        guard let signature = try? ECDSASignature(rawRepresentation: document.signature),
-              signer.publicKey.isValidSignature(signature, for: document.signatureInput) else { throw .badSignature }
+        do throws(SignedObjectError) { try document.verify(with: signer.publicKey) } catch { throw .badSignature }
         guard timeTrusted else { throw .clockNotTrusted }
         guard Int64(document.issuedAt) <= now + maxClockSkewSeconds else { throw .notYetValid }
         guard now < Int64(document.expiresAt) else { throw .expired }

@@ -9,7 +9,7 @@
 // The label keeps the signature from doubling as any other object's (an AuthResponse, a remote
 // command); the challenge inside binds it to one car and one nonce.
 
-public struct ServiceAuthorisation: Equatable, Sendable {
+public struct ServiceAuthorisation: SignerNamedObject, Equatable {
     public static let typeByte: UInt8 = 0x49
     public static let version: UInt8 = 0x01
     public static let signatureLabel: Bytes = Array("OCK1-SERVICE-AUTH".utf8)
@@ -20,9 +20,7 @@ public struct ServiceAuthorisation: Equatable, Sendable {
     public let signature: Bytes
 
     public init(challenge: ServiceChallenge, signerKeyID: KeyID, signature: Bytes) throws(MessageFormatError) {
-        guard signature.count == Wire.rawSignatureLength else {
-            throw .invalidField(field: "signature", reason: "must be 64 bytes raw r || s")
-        }
+        try Self.checkSignature(signature)
         self.challenge = challenge
         self.signerKeyID = signerKeyID
         self.signature = signature
@@ -30,13 +28,8 @@ public struct ServiceAuthorisation: Equatable, Sendable {
 
     /// Signs `challenge` (what `carkey service sign` does on the engineer's laptop).
     public static func sign(_ challenge: ServiceChallenge, by signer: any ProtocolSigner) throws(KeyObjectError) -> ServiceAuthorisation {
-        let signerID = KeyID(publicKey: signer.publicKey)
-        let signature: ECDSASignature
-        do { signature = try signer.signature(for: signatureLabel + body(challenge, signerID)) } catch { throw .signingFailed }
-        do throws(MessageFormatError) {
-            return try ServiceAuthorisation(challenge: challenge, signerKeyID: signerID, signature: signature.rawRepresentation)
-        } catch {
-            throw .invalid(error)
+        try issue(by: signer) { signerKeyID, signature throws(MessageFormatError) in
+            try ServiceAuthorisation(challenge: challenge, signerKeyID: signerKeyID, signature: signature)
         }
     }
 
@@ -44,8 +37,7 @@ public struct ServiceAuthorisation: Equatable, Sendable {
         [typeByte, version] + challenge.encoded() + signerKeyID.bytes
     }
 
-    public var signatureInput: Bytes { Self.signatureLabel + Self.body(challenge, signerKeyID) }
-    public func encoded() -> Bytes { Self.body(challenge, signerKeyID) + signature }
+    public var body: Bytes { Self.body(challenge, signerKeyID) }
 
     /// Strict: exact length, a well-formed challenge inside, no trailing bytes.
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> ServiceAuthorisation {
@@ -56,7 +48,7 @@ public struct ServiceAuthorisation: Equatable, Sendable {
         guard version == Self.version else { throw .unsupportedVersion(version) }
         let challenge = try ServiceChallenge.read(&reader)
         let signer = try KeyID(bytes: reader.bytes(KeyID.length, "signerKeyID"))
-        let signature = try reader.bytes(Wire.rawSignatureLength, "signature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try ServiceAuthorisation(challenge: challenge, signerKeyID: signer, signature: signature)
     }

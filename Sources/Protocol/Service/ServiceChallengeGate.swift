@@ -70,8 +70,7 @@ public struct ServiceChallengeGate: Sendable {
         case .fleet: break
         case .share: throw .insufficientPermission
         }
-        guard let signature = try? ECDSASignature(rawRepresentation: answer.signature),
-              signer.publicKey.isValidSignature(signature, for: answer.signatureInput) else { throw .badSignature }
+        do throws(SignedObjectError) { try answer.verify(with: signer.publicKey) } catch { throw .badSignature }
         return ServiceAuthorised(signer: signer, challenge: answer.challenge)
     }
 

@@ -12,8 +12,9 @@
 //   181+L      confirmV (32): HMAC(K_confirmV, shareP)
 //   213+L      carSignature (64, raw r || s) over "OCK1-PAIR-CHALLENGE" || PairingHello || bytes 0..<213+L
 
-public struct PairingChallengeMessage: Equatable, Sendable {
+public struct PairingChallengeMessage: SignedObject, Equatable {
     public static let signatureLabel: Bytes = Array("OCK1-PAIR-CHALLENGE".utf8)
+    public static let signatureField = "carSignature"
 
     public let challenge: Bytes
     public let windowID: Bytes
@@ -36,9 +37,7 @@ public struct PairingChallengeMessage: Equatable, Sendable {
         guard confirmV.count == SPAKE2Plus.confirmationLength else {
             throw .invalidField(field: "confirmV", reason: "must be 32 bytes")
         }
-        guard signature.count == Wire.rawSignatureLength else {
-            throw .invalidField(field: "carSignature", reason: "must be 64 bytes raw r || s")
-        }
+        try Self.checkSignature(signature)
         self.challenge = challenge
         self.windowID = windowID
         self.carIdentityPublicKey = carIdentityPublicKey
@@ -62,14 +61,12 @@ public struct PairingChallengeMessage: Equatable, Sendable {
         return out
     }
 
-    public static func signatureInput(pairingHello: Bytes, body: Bytes) -> Bytes { signatureLabel + pairingHello + body }
+    public static func signatureInput(pairingHello: Bytes, body: Bytes) -> Bytes { signedInput(context: pairingHello, body: body) }
 
     public var body: Bytes {
         Self.body(challenge: challenge, windowID: windowID, carIdentityPublicKey: carIdentityPublicKey,
                   vehicleID: vehicleID, shareV: shareV, confirmV: confirmV)
     }
-
-    public func encoded() -> Bytes { body + signature }
 
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> PairingChallengeMessage {
         var reader = try ByteReader(bytes)
@@ -82,7 +79,7 @@ public struct PairingChallengeMessage: Equatable, Sendable {
         let vehicleID = try VehicleID(bytes: reader.bytes(idLength, "vehicleID"))
         let shareV = try reader.bytes(Wire.publicKeyLength, "shareV")
         let confirmV = try reader.bytes(SPAKE2Plus.confirmationLength, "confirmV")
-        let signature = try reader.bytes(Wire.rawSignatureLength, "carSignature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try PairingChallengeMessage(challenge: challenge, windowID: windowID, carIdentityPublicKey: identity,
                                            vehicleID: vehicleID, shareV: shareV, confirmV: confirmV, signature: signature)

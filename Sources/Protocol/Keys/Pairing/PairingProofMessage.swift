@@ -16,9 +16,7 @@ public struct PairingProofMessage: Equatable, Sendable {
         guard confirmP.count == SPAKE2Plus.confirmationLength else {
             throw .invalidField(field: "confirmP", reason: "must be 32 bytes")
         }
-        guard signature.count == Wire.rawSignatureLength else {
-            throw .invalidField(field: "signature", reason: "must be 64 bytes raw r || s")
-        }
+        try checkRawSignatureShape(signature, field: "signature")
         self.confirmP = confirmP
         self.signature = signature
     }

@@ -12,7 +12,7 @@
 //   16+L     target (8)
 //   24+L     signature (64, raw r || s): ECDSA-SHA256 by the issuer over "OCK1-REVOCATION" || bytes 0..<24+L
 
-public struct Revocation: Equatable, Sendable {
+public struct Revocation: SignerNamedObject, Equatable {
     public static let typeByte: UInt8 = 0x31
     public static let version: UInt8 = 0x01
     public static let signatureLabel: Bytes = Array("OCK1-REVOCATION".utf8)
@@ -27,9 +27,7 @@ public struct Revocation: Equatable, Sendable {
 
     public init(vehicleID: VehicleID, issuerKeyID: KeyID, issuedAt: UInt32, target: RevocationTarget,
                 signature: Bytes) throws(MessageFormatError) {
-        guard signature.count == Wire.rawSignatureLength else {
-            throw .invalidField(field: "signature", reason: "must be 64 bytes raw r || s")
-        }
+        try Self.checkSignature(signature)
         self.vehicleID = vehicleID
         self.issuerKeyID = issuerKeyID
         self.issuedAt = issuedAt
@@ -40,17 +38,12 @@ public struct Revocation: Equatable, Sendable {
     /// Signs a new revocation with the owner key `issuer`.
     public static func issue(by issuer: any ProtocolSigner, vehicleID: VehicleID, target: RevocationTarget,
                              issuedAt: UInt32) throws(KeyObjectError) -> Revocation {
-        let issuerID = KeyID(publicKey: issuer.publicKey)
-        let body = Self.body(vehicleID: vehicleID, issuerKeyID: issuerID, issuedAt: issuedAt, target: target)
-        let signature: ECDSASignature
-        do { signature = try issuer.signature(for: signatureLabel + body) } catch { throw .signingFailed }
-        do throws(MessageFormatError) {
-            return try Revocation(vehicleID: vehicleID, issuerKeyID: issuerID, issuedAt: issuedAt, target: target,
-                                  signature: signature.rawRepresentation)
-        } catch {
-            throw .invalid(error)
+        try issue(by: issuer) { issuerKeyID, signature throws(MessageFormatError) in
+            try Revocation(vehicleID: vehicleID, issuerKeyID: issuerKeyID, issuedAt: issuedAt, target: target, signature: signature)
         }
     }
+
+    public var signerKeyID: KeyID { issuerKeyID }
 
     static func body(vehicleID: VehicleID, issuerKeyID: KeyID, issuedAt: UInt32, target: RevocationTarget) -> Bytes {
         var out: Bytes = [typeByte, version, UInt8(vehicleID.bytes.count)]
@@ -63,8 +56,6 @@ public struct Revocation: Equatable, Sendable {
     }
 
     public var body: Bytes { Self.body(vehicleID: vehicleID, issuerKeyID: issuerKeyID, issuedAt: issuedAt, target: target) }
-    public var signatureInput: Bytes { Self.signatureLabel + body }
-    public func encoded() -> Bytes { body + signature }
 
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> Revocation {
         var reader = try ByteReader(bytes, limit: maxLength)
@@ -78,7 +69,7 @@ public struct Revocation: Equatable, Sendable {
         let issuedAt = try reader.uint32BE("issuedAt")
         let kind = try reader.byte("targetKind")
         let target = try RevocationTarget(kind: kind, value: reader.bytes(8, "target"))
-        let signature = try reader.bytes(Wire.rawSignatureLength, "signature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try Revocation(vehicleID: vehicleID, issuerKeyID: issuer, issuedAt: issuedAt, target: target, signature: signature)
     }

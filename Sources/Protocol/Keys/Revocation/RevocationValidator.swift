@@ -26,10 +26,7 @@ public enum RevocationValidator {
               issuer.role == .owner, !issuer.revoked, issuer.permissions.contains(.manage) else {
             throw .invalidRevocation
         }
-        guard let signature = try? ECDSASignature(rawRepresentation: revocation.signature),
-              issuer.publicKey.isValidSignature(signature, for: revocation.signatureInput) else {
-            throw .invalidRevocation
-        }
+        do throws(SignedObjectError) { try revocation.verify(with: issuer.publicKey) } catch { throw .invalidRevocation }
         return VerifiedRevocation(revocation: revocation, signedBytes: bytes)
     }
 }

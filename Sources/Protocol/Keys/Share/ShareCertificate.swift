@@ -14,7 +14,7 @@
 //   89+L     notAfter (UInt32 BE, 0xFFFFFFFF = no upper bound)
 //   93+L     signature (64, raw r || s): ECDSA-SHA256 by the issuer over "OCK1-SHARE" || bytes 0..<93+L
 
-public struct ShareCertificate: Equatable, Sendable {
+public struct ShareCertificate: SignerNamedObject, Equatable {
     public static let typeByte: UInt8 = 0x30
     public static let version: UInt8 = 0x01
     public static let signatureLabel: Bytes = Array("OCK1-SHARE".utf8)
@@ -35,9 +35,7 @@ public struct ShareCertificate: Equatable, Sendable {
 
     public init(serial: ShareSerial, holderPublicKey: P256PublicKey, issuerKeyID: KeyID, vehicleID: VehicleID,
                 permissions: Permissions, notBefore: UInt32, notAfter: UInt32, signature: Bytes) throws(MessageFormatError) {
-        guard signature.count == Wire.rawSignatureLength else {
-            throw .invalidField(field: "signature", reason: "must be 64 bytes raw r || s")
-        }
+        try Self.checkSignature(signature)
         self.serial = serial
         self.holderPublicKey = holderPublicKey
         self.issuerKeyID = issuerKeyID
@@ -59,21 +57,14 @@ public struct ShareCertificate: Equatable, Sendable {
         guard notBefore < notAfter else {
             throw .invalid(.invalidField(field: "notAfter", reason: "must be later than notBefore"))
         }
-        let issuerID = KeyID(publicKey: issuer.publicKey)
-        let body = Self.body(serial: serial, holder: holder, issuerKeyID: issuerID, vehicleID: vehicleID,
-                             permissions: permissions, notBefore: notBefore, notAfter: notAfter)
-        let signature: ECDSASignature
-        do { signature = try issuer.signature(for: signatureLabel + body) } catch { throw .signingFailed }
-        do throws(MessageFormatError) {
-            return try ShareCertificate(serial: serial, holderPublicKey: holder, issuerKeyID: issuerID, vehicleID: vehicleID,
-                                        permissions: permissions, notBefore: notBefore, notAfter: notAfter,
-                                        signature: signature.rawRepresentation)
-        } catch {
-            throw .invalid(error)
+        return try issue(by: issuer) { issuerKeyID, signature throws(MessageFormatError) in
+            try ShareCertificate(serial: serial, holderPublicKey: holder, issuerKeyID: issuerKeyID, vehicleID: vehicleID,
+                                 permissions: permissions, notBefore: notBefore, notAfter: notAfter, signature: signature)
         }
     }
 
     public var holderKeyID: KeyID { KeyID(publicKey: holderPublicKey) }
+    public var signerKeyID: KeyID { issuerKeyID }
     public var provenance: ShareProvenance { ShareProvenance(serial: serial, issuer: issuerKeyID) }
 
     static func body(serial: ShareSerial, holder: P256PublicKey, issuerKeyID: KeyID, vehicleID: VehicleID,
@@ -96,11 +87,6 @@ public struct ShareCertificate: Equatable, Sendable {
                   permissions: permissions, notBefore: notBefore, notAfter: notAfter)
     }
 
-    /// The exact bytes the issuer signs: label || body.
-    public var signatureInput: Bytes { Self.signatureLabel + body }
-
-    public func encoded() -> Bytes { body + signature }
-
     /// Strict, bounded decoding (at most `maxLength` bytes are looked at).
     public static func decode(_ bytes: Bytes) throws(MessageFormatError) -> ShareCertificate {
         var reader = try ByteReader(bytes, limit: maxLength)
@@ -116,7 +102,7 @@ public struct ShareCertificate: Equatable, Sendable {
         let permissions = Permissions(rawValue: try reader.byte("permissions"))
         let notBefore = try reader.uint32BE("notBefore")
         let notAfter = try reader.uint32BE("notAfter")
-        let signature = try reader.bytes(Wire.rawSignatureLength, "signature")
+        let signature = try readSignature(&reader)
         try reader.expectEnd()
         return try ShareCertificate(serial: serial, holderPublicKey: holder, issuerKeyID: issuer, vehicleID: vehicleID,
                                     permissions: permissions, notBefore: notBefore, notAfter: notAfter, signature: signature)

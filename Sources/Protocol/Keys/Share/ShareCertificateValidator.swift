@@ -34,10 +34,7 @@ public enum ShareCertificateValidator {
         guard let issuer = keychain.lookup(certificate.issuerKeyID), issuer.keyID == certificate.issuerKeyID,
               issuer.role == .owner else { throw .invalidCertificate }
         if issuer.revoked || keychain.isRevoked(.key(certificate.issuerKeyID)) { throw .revoked }
-        guard let signature = try? ECDSASignature(rawRepresentation: certificate.signature),
-              issuer.publicKey.isValidSignature(signature, for: certificate.signatureInput) else {
-            throw .invalidCertificate
-        }
+        do throws(SignedObjectError) { try certificate.verify(with: issuer.publicKey) } catch { throw .invalidCertificate }
 
         let permissions = certificate.permissions
         guard !permissions.isEmpty, Permissions.shareable.isSuperset(of: permissions),
