@@ -53,7 +53,8 @@ let package = Package(
         // Real services for tests and benchmarks (a mosquitto broker on loopback).
         // (Protocol and Drivers for the phone load generator and the event-counting subscriber.)
         .target(name: "TestHarness", dependencies: ["Protocol", "Drivers"], path: "Tests/Harness"),
-        .testTarget(name: "ProtocolTests", dependencies: ["Protocol"]),
+        // (TestHarness for the seed's range filter, the baseline the proximity tests compare with.)
+        .testTarget(name: "ProtocolTests", dependencies: ["Protocol", "TestHarness"]),
         // Writer the storage crash test SIGKILLs mid-transaction.
         .executableTarget(name: "carkey-storage-crasher", dependencies: ["Drivers", "Protocol"], path: "Tests/Helpers/StorageCrasher"),
         .testTarget(name: "DriversTests", dependencies: ["Drivers", "Protocol", "TestHarness", "carkey-storage-crasher"]),

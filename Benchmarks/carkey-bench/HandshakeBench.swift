@@ -15,7 +15,7 @@ enum HandshakeBench {
         let phoneKey = try P256PrivateKey.generate()
         // 17 characters, like a VIN: the signed Challenge input is then 208 bytes, as in C.
         let vehicleID = try VehicleID("OCK-BENCH-VIN-001")
-        let directory = InMemoryKeyDirectory([KeyRecord(publicKey: phoneKey.publicKey, role: .owner, permissions: .all)])
+        let directory = Keychain(records: [KeyRecord(publicKey: phoneKey.publicKey, role: .owner, permissions: .all)])
         var engine = CarProtocolEngine(configuration: CarProtocolConfiguration(vehicleID: vehicleID),
                                        identity: identity, keys: directory)
         let phoneConfiguration = PhoneConfiguration(longTermKey: phoneKey, carIdentityKey: identity.publicKey, vehicleID: vehicleID)

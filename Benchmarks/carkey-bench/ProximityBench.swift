@@ -5,6 +5,7 @@
 // and false unlocks under relay and distance-reduction attacks. All figures are counts and
 // ratios of simulated events; nothing here is a wall-clock measurement.
 import Protocol
+import TestHarness
 
 enum ProximityBench {
     static let path = "ProximityEngine (CV Kalman, zones, k-valid-round rule, policy) over a measurement-level simulated UWB channel at 20 Hz, deterministic seed"

@@ -26,7 +26,7 @@ struct VaultHandshakeRunner {
         let phoneKey = try P256PrivateKey.generate()
         // 17 characters like a VIN, as in HandshakeBench: the signed Challenge input is 208 bytes.
         let vehicleID = try VehicleID("OCK-BENCH-VIN-001")
-        let directory = InMemoryKeyDirectory([KeyRecord(publicKey: phoneKey.publicKey, role: .owner, permissions: .all)])
+        let directory = Keychain(records: [KeyRecord(publicKey: phoneKey.publicKey, role: .owner, permissions: .all)])
         engine = CarProtocolEngine(configuration: CarProtocolConfiguration(vehicleID: vehicleID),
                                    identity: identity, keys: directory)
         // The phone checks the Challenge signature against the device's public key, so every

@@ -68,7 +68,7 @@ enum CarSessionFixture {
     static func release() { kept.withLock { $0 = .released } }
 
     private static func handshake() -> Session? {
-        let keys = InMemoryKeyDirectory([KeyRecord(publicKey: guest.publicKey, role: .shared, permissions: permissions)])
+        let keys = Keychain(records: [KeyRecord(publicKey: guest.publicKey, role: .shared, permissions: permissions)])
         var engine = CarProtocolEngine(configuration: CarProtocolConfiguration(vehicleID: vehicle), identity: identity, keys: keys)
         engine.observeVehicleState([.locked, .trunkLocked])
         var phone = PhoneProtocolSession(configuration: PhoneConfiguration(longTermKey: guest, carIdentityKey: identity.publicKey,

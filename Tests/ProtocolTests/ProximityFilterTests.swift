@@ -2,6 +2,7 @@
 // and its outlier gate.
 import XCTest
 @testable import Protocol
+import TestHarness
 
 final class ProximityFilterTests: XCTestCase {
     func testSeedFilterMatchesHandComputedSteps() {
