@@ -6,8 +6,9 @@
 // The label is the object's own domain-separation string, so no signature can double as
 // another object's; `context` is empty except for the two challenges the car signs over the
 // phone's Hello or PairingHello as received. Each type keeps its own layout and field checks
-// and declares its label and body here; the signature's shape, the signed input, signing and
-// verifying live in this file alone.
+// and gives this protocol its label and body; the signature's shape, the signed input, signing and
+// verifying live in this file alone. (The PairingProof signs a transcript, not its own body, so
+// it shares only the shape check.)
 
 /// A signed object: its label, its canonical body and its raw r || s signature.
 public protocol SignedObject: Sendable {
