@@ -44,7 +44,7 @@ extension SignedObject {
     public static func signedInput(context: Bytes, body: Bytes) -> Bytes { signatureLabel + context + body }
 
     /// The shape check every initialiser makes on its signature.
-    public static func checkSignature(_ signature: Bytes) throws(MessageFormatError) {
+    static func checkSignature(_ signature: Bytes) throws(MessageFormatError) {
         try checkRawSignatureShape(signature, field: signatureField)
     }
 
